@@ -1,0 +1,101 @@
+// The schema: idents, attributes and their properties, as read from the store.
+//
+// A Schema is an immutable snapshot; the store swaps in a new one when a transaction
+// (of this or another connection) changes the schema. Safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace mentat {
+
+using Entid = int64_t;
+
+enum class ValueType : uint8_t {
+  kRef,
+  kKeyword,
+  kLong,
+  kDouble,
+  kString,
+  kBoolean,
+  kInstant,
+  kUuid,
+  kBytes,
+};
+
+// ":db.type/string" etc.
+const char* ValueTypeIdent(ValueType t);
+std::optional<ValueType> ValueTypeFromIdent(std::string_view ident);
+
+enum class Unique : uint8_t { kNone, kValue, kIdentity };
+
+struct Attribute {
+  Entid id = 0;
+  std::string ident;  // without the leading ':', e.g. "user/email"
+  ValueType type = ValueType::kString;
+  bool many = false;  // :db.cardinality/many
+  Unique unique = Unique::kNone;
+  bool index = false;
+  bool component = false;
+  bool no_history = false;
+  bool fulltext = false;
+  std::string doc;
+};
+
+// Well-known entity ids of the bootstrap vocabulary (fixed in every store).
+namespace ids {
+inline constexpr Entid kPartDb = 0;
+inline constexpr Entid kIdent = 1;
+inline constexpr Entid kPartUser = 2;
+inline constexpr Entid kPartTx = 3;
+inline constexpr Entid kTxInstant = 4;
+inline constexpr Entid kValueType = 5;
+inline constexpr Entid kCardinality = 6;
+inline constexpr Entid kUnique = 7;
+inline constexpr Entid kIndex = 8;
+inline constexpr Entid kIsComponent = 9;
+inline constexpr Entid kNoHistory = 10;
+inline constexpr Entid kFulltext = 11;
+inline constexpr Entid kDoc = 12;
+inline constexpr Entid kTypeRef = 13;  // :db.type/ref .. :db.type/bytes are 13..21
+inline constexpr Entid kCardinalityOne = 22;
+inline constexpr Entid kCardinalityMany = 23;
+inline constexpr Entid kUniqueValue = 24;
+inline constexpr Entid kUniqueIdentity = 25;
+// Partition starts (as Mozilla Mentat): schema, user entities, transactions.
+inline constexpr Entid kDbStart = 0;
+inline constexpr Entid kUserStart = 0x10000;
+inline constexpr Entid kTxStart = 0x10000000;
+inline constexpr Entid kBootstrapTx = kTxStart;
+}  // namespace ids
+
+class Schema {
+ public:
+  // Ident lookups; idents are written without the leading ':'.
+  std::optional<Entid> entid(std::string_view ident) const;
+  const std::string* ident(Entid e) const;
+  const Attribute* attribute(Entid a) const;
+  const Attribute* attribute(std::string_view ident) const;
+  const std::map<Entid, Attribute>& attributes() const { return attributes_; }
+  const std::map<Entid, std::string>& idents() const { return idents_; }
+  // True when `a` is one of the bootstrap schema attributes (:db/ident ... :db/doc).
+  static bool IsSchemaAttribute(Entid a);
+
+  // Building (used by the loader and the transactor on a private copy).
+  void SetIdent(Entid e, std::string ident);
+  void RemoveIdent(Entid e);
+  void SetAttribute(Attribute attr);  // attr.ident must already be set
+  void RemoveAttribute(Entid a);
+  Attribute* mutable_attribute(Entid a);
+
+ private:
+  std::map<Entid, std::string> idents_;
+  std::unordered_map<std::string, Entid> by_ident_;
+  std::map<Entid, Attribute> attributes_;
+};
+
+}  // namespace mentat

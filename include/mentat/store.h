@@ -1,0 +1,205 @@
+// mentat::Store: an embedded, Datomic-style database in one SQLite file.
+//
+//   auto store = mentat::Store::open("my.db");          // "" for in-memory
+//   auto report = (*store)->transact(R"([{:db/ident :user/name ...}])");
+//   auto rows = (*store)->q("[:find ?n :where [_ :user/name ?n]]");
+//
+// Thread safety: a Store may be used from many threads at once. Reads run in parallel on
+// per-thread connections and never wait for the writer; writes are serialized (a second
+// writer, in this or another process, waits up to the busy timeout). Db values are
+// immutable and may be shared between threads.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mentat/edn.h"
+#include "mentat/schema.h"
+#include "mentat/status.h"
+
+namespace mentat {
+
+class StoreImpl;
+class Store;
+
+// How hard a commit is pushed to disk (PRAGMA synchronous in WAL mode).
+//  kOff:    no fsync; an OS crash or power loss may lose recent transactions.
+//  kNormal: (default) a process crash loses nothing acknowledged; an OS crash or power
+//           loss may roll back the most recent transactions, never corrupts the store.
+//  kFull:   every acknowledged transaction survives power loss.
+enum class Synchronous { kOff = 0, kNormal = 1, kFull = 2, kExtra = 3 };
+
+enum class AutoIndex { kOff, kSchema, kAdaptive };
+
+struct Options {
+  Synchronous synchronous = Synchronous::kNormal;
+  int busy_timeout_ms = 10000;  // how long a writer waits for another writer
+  bool read_only = false;
+  bool create = true;  // create the file when missing
+  // Defaults come from MENTAT_MMAP_SIZE (1 GiB), MENTAT_TEMP_STORE (1) and
+  // MENTAT_AUTO_INDEX (schema) when left unset (-1 / nullopt).
+  int64_t mmap_size = -1;
+  int temp_store = -1;
+  std::optional<AutoIndex> auto_index;
+};
+
+// One datom [e a v tx added].
+struct Datom {
+  Entid e = 0;
+  Entid a = 0;
+  edn::Value v;
+  Entid tx = 0;
+  bool added = true;
+  friend bool operator==(const Datom&, const Datom&) = default;
+};
+
+struct TxReport {
+  Entid tx_id = 0;
+  int64_t tx_instant = 0;                // microseconds since the epoch
+  std::map<std::string, Entid> tempids;  // user tempid string -> entity id
+  std::vector<Datom> tx_data;            // every datom asserted or retracted, with the tx's
+                                         // own :db/txInstant
+  // {:tx-id N :tx-instant #inst ... :tempids {"a" 65536} :tx-data [[e a v tx added] ...]}
+  // Attributes print as idents when `schema` is given.
+  edn::Value ToEdn(const Schema* schema = nullptr) const;
+};
+
+// A point in time: a transaction id, or an instant (the last transaction at or before it).
+struct TxPoint {
+  std::optional<Entid> tx;
+  std::optional<int64_t> instant_micros;
+  static TxPoint Tx(Entid t) { return TxPoint{t, std::nullopt}; }
+  static TxPoint Instant(int64_t micros) { return TxPoint{std::nullopt, micros}; }
+};
+
+// The result of a query. `columns` names the find elements ("?e", "(count ?i)").
+struct QueryResult {
+  enum class Shape { kRelation, kCollection, kTuple, kScalar };
+  Shape shape = Shape::kRelation;
+  std::vector<std::string> columns;
+  // Relation: every row. Collection: one value per row (rows of one column).
+  // Tuple and scalar: zero rows (no result) or one row.
+  std::vector<std::vector<edn::Value>> rows;
+  // Return-map keys (:keys/:strs/:syms) when the query asked for maps; each row then
+  // prints as a map.
+  std::vector<edn::Value> map_keys;
+
+  // Relation -> [[...] ...], collection -> [...], tuple -> [...] or nil,
+  // scalar -> value or nil; with map keys, rows become maps.
+  edn::Value ToEdn() const;
+};
+
+class Db;
+
+// A query input: a value bound to an :in variable, or a database for a `$name` source.
+struct Input {
+  Input(edn::Value v) : value(std::move(v)) {}  // NOLINT: implicit by design
+  Input(std::shared_ptr<const Db> d) : db(std::move(d)) {}  // NOLINT
+  edn::Value value;
+  std::shared_ptr<const Db> db;
+};
+
+// Per-call query options.
+struct QueryOptions {
+  std::vector<Input> inputs;  // positional, for the :in variables other than `$`
+  std::optional<TxPoint> as_of;
+  std::optional<TxPoint> since;
+  bool history = false;
+  std::optional<int64_t> timeout_ms;
+  bool use_planner = true;  // false: keep the written clause order
+};
+
+// Parses {"inputs": [...], "asOf": t, "since": t, "history": bool, "timeout": ms,
+// "planner": bool} for the CLI and both extensions. Unknown keys and wrong shapes are
+// kInvalidArgument errors that say what is wrong. `query` gives the :in spec so JSON
+// values bind with the right shape.
+Result<QueryOptions> options_from_json(std::string_view query, std::string_view json);
+
+// A database value: the store as of a basis, optionally filtered (as-of, since, history).
+class Db {
+ public:
+  Db as_of(TxPoint t) const;
+  Db since(TxPoint t) const;
+  Db history() const;
+
+  Result<QueryResult> q(std::string_view query, std::vector<Input> inputs = {}) const;
+  Result<QueryResult> q(std::string_view query, const QueryOptions& options) const;
+  Result<std::string> q_explain(std::string_view query, const QueryOptions& options = {}) const;
+
+  Result<edn::Value> pull(std::string_view pattern, const edn::Value& eid) const;
+  Result<std::vector<edn::Value>> pull_many(std::string_view pattern,
+                                            const std::vector<edn::Value>& eids) const;
+  // Datoms of `index` (:eavt :aevt :avet :vaet) whose leading components equal
+  // `components` (entity ids, idents, lookup refs, values).
+  Result<std::vector<Datom>> datoms(std::string_view index,
+                                    const std::vector<edn::Value>& components = {}) const;
+
+  Store* store() const { return store_; }
+  std::optional<Entid> basis() const { return basis_; }
+  const std::optional<TxPoint>& as_of_point() const { return as_of_; }
+  const std::optional<TxPoint>& since_point() const { return since_; }
+  bool is_history() const { return history_; }
+
+ private:
+  friend class Store;
+  friend class StoreImpl;
+  Store* store_ = nullptr;
+  std::optional<Entid> basis_;  // the last tx when this value was taken
+  std::optional<TxPoint> as_of_;
+  std::optional<TxPoint> since_;
+  bool history_ = false;
+};
+
+class Store {
+ public:
+  // Opens (creating and bootstrapping if needed) the store at `path`; "" is in-memory.
+  // A file of an older format is upgraded in place; a newer or foreign file is refused.
+  // Open reads only the schema and partition marks: O(1) in the size of history.
+  static Result<std::unique_ptr<Store>> open(const std::string& path, const Options& options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Transacts EDN transaction data (a vector of list forms and entity maps).
+  // A failed transaction writes nothing.
+  Result<TxReport> transact(std::string_view edn);
+  Result<TxReport> transact(const edn::Value& tx_data);
+  // Speculative: computes the report as if transacted, then rolls back.
+  Result<TxReport> with(std::string_view edn);
+  Result<TxReport> with(const edn::Value& tx_data);
+
+  // The current database value.
+  Db db();
+  Result<QueryResult> q(std::string_view query, std::vector<Input> inputs = {});
+  Result<QueryResult> q(std::string_view query, const QueryOptions& options);
+  Result<std::string> q_explain(std::string_view query, const QueryOptions& options = {});
+  Result<edn::Value> pull(std::string_view pattern, const edn::Value& eid);
+  Result<std::vector<edn::Value>> pull_many(std::string_view pattern,
+                                            const std::vector<edn::Value>& eids);
+  Result<std::vector<Datom>> datoms(std::string_view index,
+                                    const std::vector<edn::Value>& components = {});
+
+  // Makes every query running on this store fail with kInterrupted; the store stays
+  // usable. Callable from any thread.
+  void interrupt();
+
+  // The current schema (refreshed when another connection changed it).
+  std::shared_ptr<const Schema> schema();
+  // The last committed transaction id.
+  Result<Entid> last_tx();
+  const std::string& path() const;
+
+  StoreImpl* impl() { return impl_.get(); }
+
+ private:
+  explicit Store(std::unique_ptr<StoreImpl> impl);
+  std::unique_ptr<StoreImpl> impl_;
+};
+
+}  // namespace mentat

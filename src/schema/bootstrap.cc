@@ -1,0 +1,145 @@
+#include "schema/bootstrap.h"
+
+#include <string>
+
+namespace mentat::schema {
+
+namespace {
+
+struct Def {
+  Entid id;
+  const char* ident;
+  Entid type;  // 0 when not an attribute
+  bool many;
+  Entid unique;
+  bool index;
+};
+
+constexpr Entid kRef = ids::kTypeRef;
+constexpr Entid kKeyword = ids::kTypeRef + 1;
+constexpr Entid kString = ids::kTypeRef + 4;
+constexpr Entid kBoolean = ids::kTypeRef + 5;
+constexpr Entid kInstant = ids::kTypeRef + 6;
+
+const Def kDefs[] = {
+    {ids::kPartDb, "db.part/db", 0, false, 0, false},
+    {ids::kIdent, "db/ident", kKeyword, false, ids::kUniqueIdentity, true},
+    {ids::kPartUser, "db.part/user", 0, false, 0, false},
+    {ids::kPartTx, "db.part/tx", 0, false, 0, false},
+    {ids::kTxInstant, "db/txInstant", kInstant, false, 0, true},
+    {ids::kValueType, "db/valueType", kRef, false, 0, false},
+    {ids::kCardinality, "db/cardinality", kRef, false, 0, false},
+    {ids::kUnique, "db/unique", kRef, false, 0, false},
+    {ids::kIndex, "db/index", kBoolean, false, 0, false},
+    {ids::kIsComponent, "db/isComponent", kBoolean, false, 0, false},
+    {ids::kNoHistory, "db/noHistory", kBoolean, false, 0, false},
+    {ids::kFulltext, "db/fulltext", kBoolean, false, 0, false},
+    {ids::kDoc, "db/doc", kString, false, 0, false},
+    {ids::kTypeRef + 0, "db.type/ref", 0, false, 0, false},
+    {ids::kTypeRef + 1, "db.type/keyword", 0, false, 0, false},
+    {ids::kTypeRef + 2, "db.type/long", 0, false, 0, false},
+    {ids::kTypeRef + 3, "db.type/double", 0, false, 0, false},
+    {ids::kTypeRef + 4, "db.type/string", 0, false, 0, false},
+    {ids::kTypeRef + 5, "db.type/boolean", 0, false, 0, false},
+    {ids::kTypeRef + 6, "db.type/instant", 0, false, 0, false},
+    {ids::kTypeRef + 7, "db.type/uuid", 0, false, 0, false},
+    {ids::kTypeRef + 8, "db.type/bytes", 0, false, 0, false},
+    {ids::kCardinalityOne, "db.cardinality/one", 0, false, 0, false},
+    {ids::kCardinalityMany, "db.cardinality/many", 0, false, 0, false},
+    {ids::kUniqueValue, "db.unique/value", 0, false, 0, false},
+    {ids::kUniqueIdentity, "db.unique/identity", 0, false, 0, false},
+};
+
+}  // namespace
+
+std::vector<BootDatom> BootstrapDatoms() {
+  std::vector<BootDatom> out;
+  for (const Def& d : kDefs) {
+    out.push_back({d.id, ids::kIdent, DbVal::Text(std::string(":") + d.ident)});
+    if (d.type == 0) continue;
+    out.push_back({d.id, ids::kValueType, DbVal::Int(d.type)});
+    out.push_back({d.id, ids::kCardinality,
+                   DbVal::Int(d.many ? ids::kCardinalityMany : ids::kCardinalityOne)});
+    if (d.unique) out.push_back({d.id, ids::kUnique, DbVal::Int(d.unique)});
+    if (d.index) out.push_back({d.id, ids::kIndex, DbVal::Int(1)});
+  }
+  return out;
+}
+
+void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool added) {
+  if (a == ids::kIdent) {
+    if (added) {
+      std::string_view s = v.s;
+      if (!s.empty() && s[0] == ':') s.remove_prefix(1);
+      schema->SetIdent(e, std::string(s));
+    } else {
+      const std::string* cur = schema->ident(e);
+      std::string_view s = v.s;
+      if (!s.empty() && s[0] == ':') s.remove_prefix(1);
+      if (cur && *cur == s) schema->RemoveIdent(e);
+    }
+    return;
+  }
+  if (a == ids::kValueType) {
+    if (!added) {
+      schema->RemoveAttribute(e);
+      return;
+    }
+    Attribute* attr = schema->mutable_attribute(e);
+    if (!attr) {
+      Attribute fresh;
+      fresh.id = e;
+      if (const std::string* id = schema->ident(e)) fresh.ident = *id;
+      schema->SetAttribute(fresh);
+      attr = schema->mutable_attribute(e);
+    }
+    attr->type = static_cast<ValueType>(v.i - ids::kTypeRef);
+    return;
+  }
+  // Properties of entities that are not attributes (e.g. :db/doc on an enum ident) do not
+  // change the attribute table. Callers apply :db/valueType datoms first.
+  Attribute* attr = schema->mutable_attribute(e);
+  if (!attr) return;
+  switch (a) {
+    case ids::kCardinality: attr->many = added && v.i == ids::kCardinalityMany; break;
+    case ids::kUnique:
+      attr->unique = !added                            ? Unique::kNone
+                     : v.i == ids::kUniqueIdentity ? Unique::kIdentity
+                                                       : Unique::kValue;
+      break;
+    case ids::kIndex: attr->index = added && v.i != 0; break;
+    case ids::kIsComponent: attr->component = added && v.i != 0; break;
+    case ids::kNoHistory: attr->no_history = added && v.i != 0; break;
+    case ids::kFulltext: attr->fulltext = added && v.i != 0; break;
+    case ids::kDoc: attr->doc = added ? v.s : ""; break;
+    default: break;
+  }
+}
+
+Schema BuildSchema(const std::vector<BootDatom>& datoms) {
+  Schema schema;
+  // Idents first, then value types (which create attributes), then the rest.
+  for (const auto& d : datoms)
+    if (d.a == ids::kIdent) ApplySchemaDatom(&schema, d.e, d.a, d.v, true);
+  for (const auto& d : datoms)
+    if (d.a == ids::kValueType) ApplySchemaDatom(&schema, d.e, d.a, d.v, true);
+  for (const auto& d : datoms)
+    if (d.a != ids::kIdent && d.a != ids::kValueType)
+      ApplySchemaDatom(&schema, d.e, d.a, d.v, true);
+  return schema;
+}
+
+Result<Schema> LoadSchema(storage::Connection* c) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto stmt,
+      c->Cached("SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, 9, 10, 11, 12)"));
+  std::vector<BootDatom> datoms;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, stmt->Step());
+    if (!row) break;
+    datoms.push_back({stmt->ColumnInt(0), stmt->ColumnInt(1), Column(*stmt, 2)});
+  }
+  return BuildSchema(datoms);
+}
+
+}  // namespace mentat::schema

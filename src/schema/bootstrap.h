@@ -1,0 +1,33 @@
+// The bootstrap vocabulary (Datomic/Mentat names) and loading the schema from a store.
+#pragma once
+
+#include <vector>
+
+#include "mentat/schema.h"
+#include "schema/codec.h"
+#include "storage/sqlite.h"
+
+namespace mentat::schema {
+
+struct BootDatom {
+  Entid e;
+  Entid a;
+  DbVal v;
+};
+
+// Every datom of the bootstrap transaction (idents and attribute definitions), without
+// the transaction's own :db/txInstant.
+std::vector<BootDatom> BootstrapDatoms();
+
+// Builds a Schema from the schema datoms (:db/ident, :db/valueType ...) of `datoms`.
+// Entities with a :db/valueType are attributes.
+Schema BuildSchema(const std::vector<BootDatom>& datoms);
+
+// Reads the schema datoms of the current database. O(schema size): reads only the rows
+// of the schema attributes through the (a, v, e) index.
+Result<Schema> LoadSchema(storage::Connection* c);
+
+// Applies one schema datom (assert or retract) to `schema` in place.
+void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool added);
+
+}  // namespace mentat::schema

@@ -1,0 +1,117 @@
+#include "schema/codec.h"
+
+#include <cmath>
+
+namespace mentat::schema {
+
+const char* TypeNoun(ValueType t) {
+  switch (t) {
+    case ValueType::kRef: return "a ref (entity id, ident, tempid or lookup ref)";
+    case ValueType::kKeyword: return "a keyword";
+    case ValueType::kLong: return "a long";
+    case ValueType::kDouble: return "a double";
+    case ValueType::kString: return "a string";
+    case ValueType::kBoolean: return "a boolean";
+    case ValueType::kInstant: return "an instant (#inst)";
+    case ValueType::kUuid: return "a uuid (#uuid)";
+    case ValueType::kBytes: return "bytes (#bytes)";
+  }
+  return "a value";
+}
+
+Result<DbVal> Encode(const edn::Value& v, ValueType type) {
+  auto mismatch = [&]() {
+    return Status::Schema(std::string("expected ") + TypeNoun(type) + ", got " +
+                          edn::KindName(v.kind()) + " " + edn::Print(v));
+  };
+  switch (type) {
+    case ValueType::kRef:
+    case ValueType::kLong:
+      if (v.is_int()) return DbVal::Int(v.as_int());
+      return mismatch();
+    case ValueType::kBoolean:
+      if (v.is_bool()) return DbVal::Int(v.as_bool() ? 1 : 0);
+      return mismatch();
+    case ValueType::kInstant:
+      if (v.is_inst()) return DbVal::Int(v.as_inst_micros());
+      return mismatch();
+    case ValueType::kDouble:
+      if (v.is_float()) return DbVal::Real(v.as_double());
+      if (v.is_int()) return DbVal::Real(static_cast<double>(v.as_int()));
+      return mismatch();
+    case ValueType::kString:
+      if (v.is_string()) return DbVal::Text(v.str());
+      return mismatch();
+    case ValueType::kKeyword:
+      if (v.is_keyword()) return DbVal::Text(":" + v.str());
+      return mismatch();
+    case ValueType::kUuid:
+      if (v.is_uuid()) {
+        const auto& u = v.as_uuid();
+        return DbVal::Blob(std::string(reinterpret_cast<const char*>(u.data()), u.size()));
+      }
+      return mismatch();
+    case ValueType::kBytes:
+      if (v.kind() == edn::Kind::kBytes) return DbVal::Blob(v.str());
+      return mismatch();
+  }
+  return mismatch();
+}
+
+edn::Value Decode(const DbVal& v, ValueType type) {
+  switch (type) {
+    case ValueType::kRef:
+    case ValueType::kLong:
+      return edn::Value::Int(v.tag == DbVal::Tag::kReal ? static_cast<int64_t>(v.d) : v.i);
+    case ValueType::kBoolean: return edn::Value::Bool(v.i != 0);
+    case ValueType::kInstant: return edn::Value::Inst(v.i);
+    case ValueType::kDouble:
+      return edn::Value::Float(v.tag == DbVal::Tag::kInt ? static_cast<double>(v.i) : v.d);
+    case ValueType::kString: return edn::Value::String(v.s);
+    case ValueType::kKeyword: {
+      std::string_view s = v.s;
+      if (!s.empty() && s[0] == ':') s.remove_prefix(1);
+      return edn::Value::Keyword(s);
+    }
+    case ValueType::kUuid: {
+      edn::Uuid u{};
+      for (size_t i = 0; i < u.size() && i < v.s.size(); ++i) u[i] = static_cast<uint8_t>(v.s[i]);
+      return edn::Value::MakeUuid(u);
+    }
+    case ValueType::kBytes: return edn::Value::Bytes(v.s);
+  }
+  return edn::Value();
+}
+
+void Bind(storage::Statement& s, int index, const DbVal& v) {
+  switch (v.tag) {
+    case DbVal::Tag::kInt: s.BindInt(index, v.i); break;
+    case DbVal::Tag::kReal: s.BindDouble(index, v.d); break;
+    case DbVal::Tag::kText: s.BindText(index, v.s); break;
+    case DbVal::Tag::kBlob: s.BindBlob(index, v.s); break;
+  }
+}
+
+DbVal Column(const storage::Statement& s, int col) {
+  switch (s.ColumnType(col)) {
+    case SQLITE_INTEGER: return DbVal::Int(s.ColumnInt(col));
+    case SQLITE_FLOAT: return DbVal::Real(s.ColumnDouble(col));
+    case SQLITE_TEXT: return DbVal::Text(std::string(s.ColumnText(col)));
+    case SQLITE_BLOB: return DbVal::Blob(std::string(s.ColumnBlob(col)));
+    default: return DbVal::Int(0);
+  }
+}
+
+edn::Value ColumnValue(const storage::Statement& s, int col, ValueType type) {
+  switch (type) {
+    case ValueType::kRef:
+    case ValueType::kLong: return edn::Value::Int(s.ColumnInt(col));
+    case ValueType::kBoolean: return edn::Value::Bool(s.ColumnInt(col) != 0);
+    case ValueType::kInstant: return edn::Value::Inst(s.ColumnInt(col));
+    case ValueType::kDouble: return edn::Value::Float(s.ColumnDouble(col));
+    case ValueType::kString: return edn::Value::String(std::string(s.ColumnText(col)));
+    default: return Decode(Column(s, col), type);
+  }
+}
+
+}  // namespace mentat::schema

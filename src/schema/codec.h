@@ -1,0 +1,74 @@
+// Value encoding: EDN values <-> the SQLite form stored in the `v` column.
+//
+// The attribute's value type decides the encoding (doc/format.md, "Value encoding"):
+// ref, long, boolean and instant are INTEGER; double is REAL; string is TEXT; keyword is
+// TEXT with the leading ':'; uuid is a 16-byte BLOB; bytes is a BLOB.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "mentat/edn.h"
+#include "mentat/schema.h"
+#include "mentat/status.h"
+#include "storage/sqlite.h"
+
+namespace mentat::schema {
+
+struct DbVal {
+  enum class Tag : uint8_t { kInt, kReal, kText, kBlob };
+  Tag tag = Tag::kInt;
+  int64_t i = 0;
+  double d = 0;
+  std::string s;
+
+  static DbVal Int(int64_t v) { return DbVal{Tag::kInt, v, 0, {}}; }
+  static DbVal Real(double v) { return DbVal{Tag::kReal, 0, v, {}}; }
+  static DbVal Text(std::string v) { return DbVal{Tag::kText, 0, 0, std::move(v)}; }
+  static DbVal Blob(std::string v) { return DbVal{Tag::kBlob, 0, 0, std::move(v)}; }
+
+  friend bool operator==(const DbVal& a, const DbVal& b) {
+    if (a.tag != b.tag) return false;
+    switch (a.tag) {
+      case Tag::kInt: return a.i == b.i;
+      case Tag::kReal: return a.d == b.d || (a.d != a.d && b.d != b.d);
+      default: return a.s == b.s;
+    }
+  }
+  friend bool operator<(const DbVal& a, const DbVal& b) {
+    if (a.tag != b.tag) return a.tag < b.tag;
+    switch (a.tag) {
+      case Tag::kInt: return a.i < b.i;
+      case Tag::kReal: return a.d < b.d;
+      default: return a.s < b.s;
+    }
+  }
+  size_t Hash() const {
+    switch (tag) {
+      case Tag::kInt: return std::hash<int64_t>()(i) * 31;
+      case Tag::kReal: return std::hash<double>()(d) * 37;
+      default: return std::hash<std::string>()(s) * (tag == Tag::kText ? 41 : 43);
+    }
+  }
+};
+
+struct DbValHash {
+  size_t operator()(const DbVal& v) const { return v.Hash(); }
+};
+
+// Encodes `v` for an attribute of type `type`. For refs, `v` must already be an entity id
+// (an integer). Errors (kSchema) say which type was expected and what was given.
+Result<DbVal> Encode(const edn::Value& v, ValueType type);
+// Decodes a stored value; `schema` turns nothing into idents (refs stay integers).
+edn::Value Decode(const DbVal& v, ValueType type);
+
+void Bind(storage::Statement& s, int index, const DbVal& v);
+DbVal Column(const storage::Statement& s, int col);
+// Reads column `col` and decodes it as `type`.
+edn::Value ColumnValue(const storage::Statement& s, int col, ValueType type);
+
+// "a string", "a long" ... for error messages.
+const char* TypeNoun(ValueType t);
+
+}  // namespace mentat::schema

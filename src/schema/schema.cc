@@ -1,0 +1,74 @@
+#include "mentat/schema.h"
+
+#include <array>
+
+namespace mentat {
+
+namespace {
+constexpr std::array<const char*, 9> kTypeIdents = {
+    "db.type/ref",     "db.type/keyword", "db.type/long",
+    "db.type/double",  "db.type/string",  "db.type/boolean",
+    "db.type/instant", "db.type/uuid",    "db.type/bytes"};
+}  // namespace
+
+const char* ValueTypeIdent(ValueType t) { return kTypeIdents[static_cast<size_t>(t)]; }
+
+std::optional<ValueType> ValueTypeFromIdent(std::string_view ident) {
+  if (!ident.empty() && ident[0] == ':') ident.remove_prefix(1);
+  for (size_t i = 0; i < kTypeIdents.size(); ++i) {
+    if (ident == kTypeIdents[i]) return static_cast<ValueType>(i);
+  }
+  return std::nullopt;
+}
+
+std::optional<Entid> Schema::entid(std::string_view ident) const {
+  auto it = by_ident_.find(std::string(ident));
+  if (it == by_ident_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string* Schema::ident(Entid e) const {
+  auto it = idents_.find(e);
+  return it == idents_.end() ? nullptr : &it->second;
+}
+
+const Attribute* Schema::attribute(Entid a) const {
+  auto it = attributes_.find(a);
+  return it == attributes_.end() ? nullptr : &it->second;
+}
+
+const Attribute* Schema::attribute(std::string_view ident) const {
+  auto e = entid(ident);
+  return e ? attribute(*e) : nullptr;
+}
+
+bool Schema::IsSchemaAttribute(Entid a) {
+  return a == ids::kIdent || (a >= ids::kValueType && a <= ids::kDoc);
+}
+
+void Schema::SetIdent(Entid e, std::string ident) {
+  RemoveIdent(e);
+  by_ident_[ident] = e;
+  auto attr = attributes_.find(e);
+  if (attr != attributes_.end()) attr->second.ident = ident;
+  idents_[e] = std::move(ident);
+}
+
+void Schema::RemoveIdent(Entid e) {
+  auto it = idents_.find(e);
+  if (it == idents_.end()) return;
+  auto b = by_ident_.find(it->second);
+  if (b != by_ident_.end() && b->second == e) by_ident_.erase(b);
+  idents_.erase(it);
+}
+
+void Schema::SetAttribute(Attribute attr) { attributes_[attr.id] = std::move(attr); }
+
+void Schema::RemoveAttribute(Entid a) { attributes_.erase(a); }
+
+Attribute* Schema::mutable_attribute(Entid a) {
+  auto it = attributes_.find(a);
+  return it == attributes_.end() ? nullptr : &it->second;
+}
+
+}  // namespace mentat

@@ -1,0 +1,111 @@
+#include "storage/format.h"
+
+#include <string>
+
+namespace mentat::storage {
+
+namespace {
+
+// Format 1: datoms, history, partitions, metadata and full-text search.
+constexpr const char* kTablesV1 = R"sql(
+CREATE TABLE meta (key TEXT PRIMARY KEY NOT NULL, value) WITHOUT ROWID;
+CREATE TABLE parts (part INTEGER PRIMARY KEY NOT NULL, start INTEGER NOT NULL,
+                    end INTEGER NOT NULL, next INTEGER NOT NULL);
+CREATE TABLE datoms (e INTEGER NOT NULL, a INTEGER NOT NULL, v NOT NULL, tx INTEGER NOT NULL,
+                     PRIMARY KEY (e, a, v)) WITHOUT ROWID;
+CREATE INDEX datoms_avet ON datoms (a, v, e, tx);
+CREATE INDEX datoms_tx ON datoms (tx, a);
+CREATE TABLE history (e INTEGER NOT NULL, a INTEGER NOT NULL, v NOT NULL,
+                      tx INTEGER NOT NULL, rtx INTEGER NOT NULL,
+                      PRIMARY KEY (e, a, v, tx)) WITHOUT ROWID;
+CREATE INDEX history_avet ON history (a, v, e, tx, rtx);
+CREATE INDEX history_tx ON history (tx);
+CREATE INDEX history_rtx ON history (rtx);
+CREATE TABLE fulltext_docs (id INTEGER PRIMARY KEY, e INTEGER NOT NULL, a INTEGER NOT NULL,
+                            text TEXT NOT NULL);
+CREATE UNIQUE INDEX fulltext_docs_eav ON fulltext_docs (e, a, text);
+CREATE VIRTUAL TABLE fulltext USING fts5(text, content='fulltext_docs', content_rowid='id');
+)sql";
+
+// Format 2 adds per-attribute statistics for the query planner.
+constexpr const char* kUpgradeV1toV2 = R"sql(
+CREATE TABLE attr_stats (a INTEGER PRIMARY KEY NOT NULL, datoms INTEGER NOT NULL,
+                         distinct_values INTEGER NOT NULL, distinct_at INTEGER NOT NULL);
+INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at)
+  SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;
+)sql";
+
+bool HasAnyTable(Connection* c, bool* any) {
+  auto r = c->QueryInt("SELECT count(*) FROM sqlite_master", 0);
+  if (!r.ok()) return false;
+  *any = *r > 0;
+  return true;
+}
+
+}  // namespace
+
+Result<FileState> Inspect(Connection* c, int* version) {
+  auto v = c->QueryInt("PRAGMA user_version", 0);
+  if (!v.ok()) {
+    if (v.status().code() == Code::kCorrupt || v.status().code() == Code::kIo)
+      return Status::Corrupt("not a mentat store (not an SQLite database): " +
+                             v.status().message());
+    return v.status();
+  }
+  *version = static_cast<int>(*v);
+  bool any = false;
+  if (!HasAnyTable(c, &any))
+    return Status::Corrupt("not a mentat store: the file is not an SQLite database");
+  if (*version == 0) {
+    if (any) return Status::Corrupt("not a mentat store: the SQLite file has other tables");
+    return FileState::kEmpty;
+  }
+  auto marker = c->Prepare("SELECT value FROM meta WHERE key = 'format'");
+  if (!marker.ok()) return Status::Corrupt("not a mentat store: no meta table");
+  auto row = marker->Step();
+  if (!row.ok() || !*row || marker->ColumnText(0) != "mentat")
+    return Status::Corrupt("not a mentat store: missing format marker");
+  if (*version > kFormatVersion)
+    return Status::Unsupported("store format " + std::to_string(*version) +
+                               " is newer than this mentat supports (" +
+                               std::to_string(kFormatVersion) + "); upgrade mentat");
+  if (*version < kOldestFormat)
+    return Status::Unsupported("store format " + std::to_string(*version) + " is too old");
+  return *version == kFormatVersion ? FileState::kCurrent : FileState::kOld;
+}
+
+Status CreateTablesOfVersion(Connection* c, int version) {
+  if (version < kOldestFormat || version > kFormatVersion)
+    return Status::InvalidArgument("no such format version");
+  MENTAT_RETURN_IF_ERROR(c->Exec(kTablesV1));
+  MENTAT_RETURN_IF_ERROR(c->Exec("INSERT INTO meta VALUES ('format', 'mentat')"));
+  MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 1"));
+  if (version >= 2) MENTAT_RETURN_IF_ERROR(Upgrade(c, 1));
+  return Status::OK();
+}
+
+Status CreateTables(Connection* c) { return CreateTablesOfVersion(c, kFormatVersion); }
+
+Status Upgrade(Connection* c, int from) {
+  if (from < 2) {
+    MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV1toV2));
+    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 2"));
+  }
+  return Status::OK();
+}
+
+Status ApplySettings(Connection* c, const ConnectionSettings& s) {
+  std::string sql;
+  sql += "PRAGMA busy_timeout = " + std::to_string(s.busy_timeout_ms) + ";";
+  if (!s.in_memory) {
+    if (!s.read_only) sql += "PRAGMA journal_mode = WAL;";
+    sql += "PRAGMA mmap_size = " + std::to_string(s.mmap_size) + ";";
+  }
+  sql += "PRAGMA synchronous = " + std::to_string(s.synchronous) + ";";
+  sql += "PRAGMA temp_store = " + std::to_string(s.temp_store) + ";";
+  sql += "PRAGMA cache_size = -" + std::to_string(s.cache_size_kib) + ";";
+  sql += "PRAGMA foreign_keys = OFF;";
+  return c->Exec(sql);
+}
+
+}  // namespace mentat::storage

@@ -1,0 +1,49 @@
+// The on-disk format: DDL, format versions and in-place upgrades (doc/format.md).
+#pragma once
+
+#include <cstdint>
+
+#include "mentat/status.h"
+#include "storage/sqlite.h"
+
+namespace mentat::storage {
+
+// PRAGMA user_version of a store written by this build.
+inline constexpr int kFormatVersion = 2;
+// The oldest format this build upgrades in place.
+inline constexpr int kOldestFormat = 1;
+
+enum class FileState {
+  kEmpty,    // a new (or zero-length) file: create and bootstrap
+  kCurrent,  // a store of kFormatVersion
+  kOld,      // a store of an older format: upgrade in place
+};
+
+// Inspects an open connection. Errors: kCorrupt for a foreign SQLite file or one that is
+// not a database; kUnsupported for a newer format. `*version` receives user_version.
+Result<FileState> Inspect(Connection* c, int* version);
+
+// Creates every table and index of kFormatVersion. REQUIRES: inside a write transaction.
+Status CreateTables(Connection* c);
+
+// Creates the tables of format `version` (only kOldestFormat..kFormatVersion); used by
+// tests to build old stores for the upgrade path.
+Status CreateTablesOfVersion(Connection* c, int version);
+
+// Upgrades a store from `from` to kFormatVersion, step by step.
+// REQUIRES: inside a write transaction.
+Status Upgrade(Connection* c, int from);
+
+// Applies per-connection pragmas (WAL, synchronous, busy timeout, mmap, temp store).
+struct ConnectionSettings {
+  bool in_memory = false;
+  bool read_only = false;
+  int synchronous = 1;  // 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA
+  int busy_timeout_ms = 10000;
+  int64_t mmap_size = int64_t{1} << 30;
+  int temp_store = 1;
+  int cache_size_kib = 65536;
+};
+Status ApplySettings(Connection* c, const ConnectionSettings& s);
+
+}  // namespace mentat::storage

@@ -1,0 +1,131 @@
+#include "storage/sqlite.h"
+
+namespace mentat::storage {
+
+Status SqliteError(sqlite3* db, int rc, std::string_view what) {
+  std::string msg(what);
+  msg += ": ";
+  msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  switch (rc & 0xff) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return Status::Busy(msg);
+    case SQLITE_INTERRUPT:
+      return Status::Interrupted("interrupted");
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return Status::Corrupt(msg);
+    case SQLITE_CONSTRAINT:
+      return Status::Conflict(msg);
+    default:
+      return Status::Io(msg);
+  }
+}
+
+Statement& Statement::operator=(Statement&& o) noexcept {
+  if (this != &o) {
+    if (stmt_) sqlite3_finalize(stmt_);
+    db_ = o.db_;
+    stmt_ = o.stmt_;
+    o.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Statement::~Statement() {
+  if (stmt_) sqlite3_finalize(stmt_);
+}
+
+Result<bool> Statement::Step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteError(db_, rc, "sqlite step");
+}
+
+Status Statement::Run() {
+  for (;;) {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_DONE) return Status::OK();
+    if (rc != SQLITE_ROW) return SqliteError(db_, rc, "sqlite step");
+  }
+}
+
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri, int flags) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(uri.c_str(), &db, flags | SQLITE_OPEN_URI, nullptr);
+  if (rc != SQLITE_OK) {
+    Status st = SqliteError(db, rc, "cannot open '" + uri + "'");
+    sqlite3_close_v2(db);
+    if (st.code() == Code::kBusy) return st;
+    return Status::Io(st.message());
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return std::unique_ptr<Connection>(new Connection(db));
+}
+
+Connection::~Connection() {
+  cache_.clear();
+  sqlite3_close_v2(db_);
+}
+
+Status Connection::Exec(std::string_view sql) {
+  std::string s(sql);
+  char* err = nullptr;
+  int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string what = err ? err : "";
+    sqlite3_free(err);
+    return SqliteError(db_, rc, "sqlite exec");
+  }
+  return Status::OK();
+}
+
+Result<Statement> Connection::Prepare(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                              SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteError(db_, rc, "sqlite prepare");
+  return Statement(db_, stmt);
+}
+
+Result<CachedStatement> Connection::Cached(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it != cache_.end()) return CachedStatement(it->second.get());
+  MENTAT_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+  auto owned = std::make_unique<Statement>(std::move(s));
+  Statement* raw = owned.get();
+  cache_.emplace(sql, std::move(owned));
+  return CachedStatement(raw);
+}
+
+Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {
+  MENTAT_ASSIGN_OR_RETURN(CachedStatement s, Cached(sql));
+  MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row || s->ColumnType(0) == SQLITE_NULL) return fallback;
+  return s->ColumnInt(0);
+}
+
+Transaction::~Transaction() {
+  if (active_) (void)Rollback();
+}
+
+Status Transaction::Begin(bool immediate) {
+  MENTAT_RETURN_IF_ERROR(c_->Exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
+  active_ = true;
+  return Status::OK();
+}
+
+Status Transaction::Commit() {
+  Status st = c_->Exec("COMMIT");
+  if (st.ok()) active_ = false;
+  return st;
+}
+
+Status Transaction::Rollback() {
+  active_ = false;
+  if (sqlite3_get_autocommit(c_->raw())) return Status::OK();
+  return c_->Exec("ROLLBACK");
+}
+
+}  // namespace mentat::storage

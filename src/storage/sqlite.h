@@ -1,0 +1,132 @@
+// RAII wrappers over SQLite connections and statements.
+//
+// A Connection owns one sqlite3* and a cache of prepared statements keyed by SQL text.
+// A Connection is used by one thread at a time (callers lease it from the store's pool).
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "mentat/status.h"
+
+namespace mentat::storage {
+
+// Converts a SQLite result code (and the connection's message) into a Status.
+Status SqliteError(sqlite3* db, int rc, std::string_view what);
+
+class Statement {
+ public:
+  Statement() = default;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+  Statement& operator=(Statement&& o) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  sqlite3_stmt* get() const { return stmt_; }
+  explicit operator bool() const { return stmt_ != nullptr; }
+
+  // Bind helpers; `i` is 1-based.
+  void BindInt(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void BindText(int i, std::string_view v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindBlob(int i, std::string_view v) {
+    sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+
+  // Steps once: true when a row is available, false when done; errors as Status.
+  Result<bool> Step();
+  // Steps to completion, discarding rows.
+  Status Run();
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  int64_t ColumnInt(int i) const { return sqlite3_column_int64(stmt_, i); }
+  double ColumnDouble(int i) const { return sqlite3_column_double(stmt_, i); }
+  int ColumnType(int i) const { return sqlite3_column_type(stmt_, i); }
+  std::string_view ColumnText(int i) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, i);
+    return std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+  }
+  std::string_view ColumnBlob(int i) const {
+    const void* p = sqlite3_column_blob(stmt_, i);
+    return std::string_view(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// A statement borrowed from a Connection's cache; reset (not finalized) on destruction.
+class CachedStatement {
+ public:
+  explicit CachedStatement(Statement* s) : s_(s) {}
+  CachedStatement(CachedStatement&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+  CachedStatement(const CachedStatement&) = delete;
+  ~CachedStatement() {
+    if (s_) s_->Reset();
+  }
+  Statement* operator->() const { return s_; }
+  Statement& operator*() const { return *s_; }
+
+ private:
+  Statement* s_;
+};
+
+class Connection {
+ public:
+  // Opens `uri` (a file path or a "file:" URI) with `flags` (SQLITE_OPEN_*).
+  static Result<std::unique_ptr<Connection>> Open(const std::string& uri, int flags);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  sqlite3* raw() const { return db_; }
+
+  // Runs one or more statements without results.
+  Status Exec(std::string_view sql);
+  // Prepares a fresh statement (not cached).
+  Result<Statement> Prepare(std::string_view sql);
+  // Returns the cached prepared statement for `sql`, preparing it on first use.
+  Result<CachedStatement> Cached(const std::string& sql);
+  // Drops every cached statement (after DDL changes, for instance).
+  void ClearCache() { cache_.clear(); }
+  // Single-value query helper: the first column of the first row as an integer,
+  // or `fallback` when there is no row.
+  Result<int64_t> QueryInt(const std::string& sql, int64_t fallback);
+
+ private:
+  explicit Connection(sqlite3* db) : db_(db) {}
+  sqlite3* db_;
+  std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
+};
+
+// Transaction guard: BEGIN on construction (via Begin), ROLLBACK on destruction unless
+// committed.
+class Transaction {
+ public:
+  explicit Transaction(Connection* c) : c_(c) {}
+  ~Transaction();
+  Status Begin(bool immediate);
+  Status Commit();
+  Status Rollback();
+  bool active() const { return active_; }
+
+ private:
+  Connection* c_;
+  bool active_ = false;
+};
+
+}  // namespace mentat::storage

@@ -1,0 +1,99 @@
+// The public Store and Db API (include/mentat/store.h), over StoreImpl.
+#include "mentat/store.h"
+
+#include "schema/codec.h"
+#include "store/store_impl.h"
+#include "store/views.h"
+
+namespace mentat {
+
+Store::Store(std::unique_ptr<StoreImpl> impl) : impl_(std::move(impl)) {}
+Store::~Store() = default;
+
+Result<std::unique_ptr<Store>> Store::open(const std::string& path, const Options& options) {
+  MENTAT_ASSIGN_OR_RETURN(auto impl, StoreImpl::Open(path, options));
+  return std::unique_ptr<Store>(new Store(std::move(impl)));
+}
+
+Result<TxReport> Store::transact(std::string_view text) {
+  MENTAT_ASSIGN_OR_RETURN(edn::Value data, edn::Read(text));
+  return impl_->Transact(data, false);
+}
+Result<TxReport> Store::transact(const edn::Value& data) { return impl_->Transact(data, false); }
+Result<TxReport> Store::with(std::string_view text) {
+  MENTAT_ASSIGN_OR_RETURN(edn::Value data, edn::Read(text));
+  return impl_->Transact(data, true);
+}
+Result<TxReport> Store::with(const edn::Value& data) { return impl_->Transact(data, true); }
+
+Db Store::db() {
+  Db d;
+  d.store_ = this;
+  auto last = last_tx();
+  if (last.ok()) d.basis_ = *last;
+  return d;
+}
+
+void Store::interrupt() { impl_->interrupt_gen().fetch_add(1); }
+
+std::shared_ptr<const Schema> Store::schema() {
+  auto s = impl_->Read([&](StoreImpl::Conn* c) -> Result<std::shared_ptr<const Schema>> {
+    return c->schema;
+  });
+  return s.ok() ? *s : impl_->CurrentSchema();
+}
+
+Result<Entid> Store::last_tx() {
+  return impl_->Read([&](StoreImpl::Conn* c) -> Result<Entid> {
+    return c->db->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);
+  });
+}
+
+const std::string& Store::path() const { return impl_->path(); }
+
+Result<std::vector<Datom>> Store::datoms(std::string_view index,
+                                         const std::vector<edn::Value>& components) {
+  Db d;
+  d.store_ = this;
+  return d.datoms(index, components);
+}
+
+Db Db::as_of(TxPoint t) const {
+  Db d = *this;
+  d.as_of_ = t;
+  return d;
+}
+Db Db::since(TxPoint t) const {
+  Db d = *this;
+  d.since_ = t;
+  return d;
+}
+Db Db::history() const {
+  Db d = *this;
+  d.history_ = true;
+  return d;
+}
+
+edn::Value TxReport::ToEdn(const Schema* schema) const {
+  edn::MapEntries tempid_entries;
+  for (const auto& [k, v] : tempids)
+    tempid_entries.emplace_back(edn::Value::String(k), edn::Value::Int(v));
+  edn::Vec data;
+  data.reserve(tx_data.size());
+  for (const auto& d : tx_data) {
+    edn::Value a = edn::Value::Int(d.a);
+    if (schema) {
+      if (const std::string* id = schema->ident(d.a)) a = edn::Value::Keyword(*id);
+    }
+    data.push_back(edn::Value::Vector(
+        {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx), edn::Value::Bool(d.added)}));
+  }
+  return edn::Value::Map({
+      {edn::Value::Keyword("tx-id"), edn::Value::Int(tx_id)},
+      {edn::Value::Keyword("tx-instant"), edn::Value::Inst(tx_instant)},
+      {edn::Value::Keyword("tempids"), edn::Value::Map(std::move(tempid_entries))},
+      {edn::Value::Keyword("tx-data"), edn::Value::Vector(std::move(data))},
+  });
+}
+
+}  // namespace mentat

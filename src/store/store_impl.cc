@@ -1,0 +1,242 @@
+#include "store/store_impl.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+
+#include "schema/bootstrap.h"
+#include "tx/tx.h"
+
+namespace mentat {
+
+int64_t NowMicros() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+void ConfigureSqliteOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Memory statistics take a process-wide mutex on every allocation; readers must not
+    // serialize on it. Fails harmlessly when SQLite is already initialized.
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    sqlite3_initialize();
+  });
+}
+
+int64_t EnvInt(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  return (end && *end == '\0') ? x : fallback;
+}
+
+
+}  // namespace
+
+StoreImpl::Lease::~Lease() {
+  if (c_) s_->Release(std::move(c_));
+}
+
+Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
+                                                   const Options& options) {
+  ConfigureSqliteOnce();
+  std::unique_ptr<StoreImpl> s(new StoreImpl());
+  s->path_ = path;
+  s->options_ = options;
+  s->in_memory_ = path.empty() || path == ":memory:";
+  if (s->in_memory_) {
+    // A private in-memory database, reached by a single connection.
+    s->uri_ = ":memory:";
+    s->max_conns_ = 1;
+  } else {
+    s->uri_ = path;
+  }
+  auto& st = s->settings_;
+  st.in_memory = s->in_memory_;
+  st.read_only = options.read_only;
+  st.synchronous = static_cast<int>(options.synchronous);
+  st.busy_timeout_ms = options.busy_timeout_ms;
+  st.mmap_size = options.mmap_size >= 0 ? options.mmap_size
+                                        : EnvInt("MENTAT_MMAP_SIZE", int64_t{1} << 30);
+  st.temp_store = options.temp_store >= 0 ? options.temp_store
+                                          : static_cast<int>(EnvInt("MENTAT_TEMP_STORE", 1));
+
+  int flags = SQLITE_OPEN_NOMUTEX;
+  flags |= options.read_only ? SQLITE_OPEN_READONLY
+                             : (SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
+  MENTAT_ASSIGN_OR_RETURN(auto first, storage::Connection::Open(s->uri_, flags));
+  MENTAT_RETURN_IF_ERROR(first->Exec("PRAGMA busy_timeout = " + std::to_string(st.busy_timeout_ms)));
+
+  int version = 0;
+  MENTAT_ASSIGN_OR_RETURN(storage::FileState state, storage::Inspect(first.get(), &version));
+  if (state != storage::FileState::kCurrent && options.read_only)
+    return Status::Unsupported(state == storage::FileState::kEmpty
+                                   ? "cannot create a store in read-only mode"
+                                   : "the store needs an upgrade; open it read-write once");
+  MENTAT_RETURN_IF_ERROR(storage::ApplySettings(first.get(), st));
+  if (state != storage::FileState::kCurrent) {
+    storage::Transaction txn(first.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+    // Look again under the write lock: another process may have got there first.
+    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
+    if (state == storage::FileState::kEmpty) {
+      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
+      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
+    } else if (state == storage::FileState::kOld) {
+      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
+    }
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  auto conn = std::make_unique<Conn>();
+  conn->db = std::move(first);
+  {
+    storage::Transaction txn(conn->db.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  s->open_conns_ = 1;
+  s->Release(std::move(conn));
+  return s;
+}
+
+Status StoreImpl::Bootstrap(storage::Connection* c) {
+  MENTAT_ASSIGN_OR_RETURN(auto ins,
+                          c->Prepare("INSERT INTO datoms (e, a, v, tx) VALUES (?1, ?2, ?3, ?4)"));
+  auto datoms = schema::BootstrapDatoms();
+  datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
+  for (const auto& d : datoms) {
+    ins.BindInt(1, d.e);
+    ins.BindInt(2, d.a);
+    schema::Bind(ins, 3, d.v);
+    ins.BindInt(4, ids::kBootstrapTx);
+    MENTAT_RETURN_IF_ERROR(ins.Run());
+    ins.Reset();
+  }
+  std::string sql =
+      "INSERT INTO parts (part, start, end, next) VALUES "
+      "(0, 0, " + std::to_string(ids::kUserStart) + ", 26), "
+      "(2, " + std::to_string(ids::kUserStart) + ", " + std::to_string(ids::kTxStart) + ", " +
+      std::to_string(ids::kUserStart) + "), "
+      "(3, " + std::to_string(ids::kTxStart) + ", 9223372036854775807, " +
+      std::to_string(ids::kTxStart + 1) + ");"
+      "INSERT INTO meta (key, value) VALUES ('last_tx', " + std::to_string(ids::kBootstrapTx) +
+      "), ('last_tx_instant', " + std::to_string(datoms.back().v.i) + "), ('schema_gen', 1);"
+      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at) "
+      "SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;";
+  return c->Exec(sql);
+}
+
+Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
+  int flags = SQLITE_OPEN_NOMUTEX |
+              (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+  MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::Open(uri_, flags));
+  MENTAT_RETURN_IF_ERROR(storage::ApplySettings(db.get(), settings_));
+  auto c = std::make_unique<Conn>();
+  c->db = std::move(db);
+  return c;
+}
+
+Result<StoreImpl::Lease> StoreImpl::Acquire() {
+  {
+    std::unique_lock<std::mutex> lock(pool_mu_);
+    pool_cv_.wait(lock, [&] { return !idle_.empty() || open_conns_ < max_conns_; });
+    if (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      return Lease(this, std::move(c));
+    }
+    ++open_conns_;
+  }
+  auto c = NewConn();
+  if (!c.ok()) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    --open_conns_;
+    pool_cv_.notify_one();
+    return c.status();
+  }
+  return Lease(this, std::move(*c));
+}
+
+void StoreImpl::Release(std::unique_ptr<Conn> c) {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (idle_.size() < 16 || in_memory_) {
+    idle_.push_back(std::move(c));
+  } else {
+    --open_conns_;
+  }
+  pool_cv_.notify_one();
+}
+
+void StoreImpl::Publish(std::shared_ptr<const Schema> schema, int64_t gen) {
+  std::lock_guard<std::mutex> lock(schema_mu_);
+  if (gen > schema_gen_) {
+    schema_ = std::move(schema);
+    schema_gen_ = gen;
+  }
+}
+
+std::shared_ptr<const Schema> StoreImpl::CurrentSchema() {
+  std::lock_guard<std::mutex> lock(schema_mu_);
+  return schema_;
+}
+
+Status StoreImpl::Sync(Conn* c) {
+  MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
+  if (dv == c->data_version && c->schema) return Status::OK();
+  MENTAT_ASSIGN_OR_RETURN(int64_t gen,
+                          c->db->QueryInt("SELECT value FROM meta WHERE key = 'schema_gen'", 0));
+  c->data_version = dv;
+  if (gen == c->schema_gen && c->schema) return Status::OK();
+  {
+    std::lock_guard<std::mutex> lock(schema_mu_);
+    if (gen == schema_gen_ && schema_) {
+      c->schema = schema_;
+      c->schema_gen = gen;
+      return Status::OK();
+    }
+  }
+  MENTAT_ASSIGN_OR_RETURN(Schema loaded, schema::LoadSchema(c->db.get()));
+  auto shared = std::make_shared<const Schema>(std::move(loaded));
+  c->schema = shared;
+  c->schema_gen = gen;
+  Publish(shared, gen);
+  return Status::OK();
+}
+
+Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  std::lock_guard<std::mutex> writer(write_mu_);
+  MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
+  Conn* c = lease.get();
+  storage::Transaction txn(c->db.get());
+  MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+  MENTAT_RETURN_IF_ERROR(Sync(c));
+  tx::TxInput in{c->db.get(), c->schema.get(), NowMicros()};
+  auto out = tx::Transact(in, data);
+  if (!out.ok()) {
+    // Statements may hold cached state from the failed work; rolling back is enough.
+    return out.status();
+  }
+  if (speculative) {
+    MENTAT_RETURN_IF_ERROR(txn.Rollback());
+    return std::move(out->report);
+  }
+  MENTAT_RETURN_IF_ERROR(txn.Commit());
+  // Our own commit does not change our data_version; note the new snapshot's schema.
+  MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
+  c->data_version = dv;
+  if (out->new_schema) {
+    std::shared_ptr<const Schema> s = std::move(out->new_schema);
+    c->schema = s;
+    c->schema_gen += 1;
+    Publish(s, c->schema_gen);
+  }
+  return std::move(out->report);
+}
+
+}  // namespace mentat

@@ -1,0 +1,100 @@
+// StoreImpl: connections, the schema cache, and the glue between the public Store API
+// and the subsystems (tx, query, pull).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mentat/store.h"
+#include "storage/format.h"
+#include "storage/sqlite.h"
+
+namespace mentat {
+
+class StoreImpl {
+ public:
+  // One SQLite connection and what it knows about its snapshot.
+  struct Conn {
+    std::unique_ptr<storage::Connection> db;
+    int64_t data_version = -1;
+    int64_t schema_gen = -1;
+    std::shared_ptr<const Schema> schema;
+  };
+
+  // A connection borrowed from the pool; returned on destruction.
+  class Lease {
+   public:
+    Lease(StoreImpl* s, std::unique_ptr<Conn> c) : s_(s), c_(std::move(c)) {}
+    Lease(Lease&& o) noexcept : s_(o.s_), c_(std::move(o.c_)) {}
+    Lease(const Lease&) = delete;
+    ~Lease();
+    Conn* operator->() const { return c_.get(); }
+    Conn* get() const { return c_.get(); }
+
+   private:
+    StoreImpl* s_;
+    std::unique_ptr<Conn> c_;
+  };
+
+  static Result<std::unique_ptr<StoreImpl>> Open(const std::string& path, const Options& options);
+
+  Result<Lease> Acquire();
+  // Brings `c`'s schema in line with its current snapshot (PRAGMA data_version, then the
+  // schema generation). REQUIRES: inside a transaction on `c`.
+  Status Sync(Conn* c);
+
+  Result<TxReport> Transact(const edn::Value& data, bool speculative);
+
+  // Runs `fn(conn)` inside a read transaction with a synced schema.
+  template <typename Fn>
+  auto Read(Fn&& fn) -> decltype(fn(static_cast<Conn*>(nullptr))) {
+    MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
+    storage::Transaction txn(lease->db.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_RETURN_IF_ERROR(Sync(lease.get()));
+    auto result = fn(lease.get());
+    (void)txn.Commit();
+    return result;
+  }
+
+  std::shared_ptr<const Schema> CurrentSchema();
+  const std::string& path() const { return path_; }
+  const Options& options() const { return options_; }
+  std::atomic<uint64_t>& interrupt_gen() { return interrupt_gen_; }
+  bool in_memory() const { return in_memory_; }
+
+ private:
+  StoreImpl() = default;
+  Result<std::unique_ptr<Conn>> NewConn();
+  void Release(std::unique_ptr<Conn> c);
+  Status Bootstrap(storage::Connection* c);
+  void Publish(std::shared_ptr<const Schema> schema, int64_t gen);
+
+  std::string path_;
+  std::string uri_;
+  bool in_memory_ = false;
+  Options options_;
+  storage::ConnectionSettings settings_;
+
+  std::mutex pool_mu_;
+  std::condition_variable pool_cv_;
+  std::vector<std::unique_ptr<Conn>> idle_;
+  int open_conns_ = 0;
+  int max_conns_ = 64;
+
+  std::mutex schema_mu_;
+  std::shared_ptr<const Schema> schema_;
+  int64_t schema_gen_ = -1;
+
+  std::mutex write_mu_;  // serializes this process's writers before SQLite's lock
+  std::atomic<uint64_t> interrupt_gen_{0};
+};
+
+// Wall clock in microseconds since the epoch.
+int64_t NowMicros();
+
+}  // namespace mentat

@@ -1,0 +1,282 @@
+#include "tx/apply.h"
+
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tx/expand.h"
+
+namespace mentat::tx {
+
+using schema::DbVal;
+
+namespace {
+
+struct DatomKey {
+  Entid e;
+  Entid a;
+  DbVal v;
+  friend bool operator==(const DatomKey& x, const DatomKey& y) {
+    return x.e == y.e && x.a == y.a && x.v == y.v;
+  }
+};
+struct DatomKeyHash {
+  size_t operator()(const DatomKey& k) const {
+    return (std::hash<int64_t>()(k.e) * 1000003) ^ (std::hash<int64_t>()(k.a) * 7919) ^
+           k.v.Hash();
+  }
+};
+struct AvKeyHash {
+  size_t operator()(const std::pair<Entid, DbVal>& k) const {
+    return std::hash<int64_t>()(k.first) * 1000003 ^ k.second.Hash();
+  }
+};
+
+std::string DatomText(const Schema& schema, Entid e, Entid a, const DbVal& v) {
+  const Attribute* attr = schema.attribute(a);
+  std::string out = "[" + std::to_string(e) + " ";
+  out += attr ? ":" + attr->ident : std::to_string(a);
+  out += " ";
+  out += attr ? edn::Print(schema::Decode(v, attr->type)) : "?";
+  return out + "]";
+}
+
+class Applier {
+ public:
+  Applier(storage::Connection* c, const Schema& schema, const Resolution& res)
+      : c_(c), schema_(schema), res_(res) {}
+
+  Result<Changes> Run(const std::vector<Term>& terms) {
+    // 1. Resolve values and sort terms into assertions and retractions.
+    for (const auto& t : terms) MENTAT_RETURN_IF_ERROR(Collect(t));
+    // 2. Checks between the terms of this transaction.
+    for (const auto& [key, term] : adds_) {
+      if (explicit_retracts_.count(key))
+        return ErrorAt(Code::kConflict, term->form.pos(),
+                       "the datom " + DatomText(schema_, key.e, key.a, key.v) +
+                           " is both added and retracted in one transaction");
+    }
+    for (const auto& [ea, vals] : one_values_) {
+      if (vals.size() > 1) {
+        const Attribute* attr = schema_.attribute(ea.second);
+        std::string list;
+        for (const auto& [v, term] : vals) {
+          if (!list.empty()) list += " and ";
+          list += edn::Print(schema::Decode(v, attr->type));
+        }
+        return ErrorAt(Code::kConflict, vals.begin()->second->form.pos(),
+                       "two values for cardinality-one attribute :" + attr->ident +
+                           " of entity " + std::to_string(ea.first) +
+                           " in one transaction: " + list);
+      }
+    }
+    // 3. Retractions that exist (others are no-ops).
+    for (const auto& key : retract_order_) {
+      MENTAT_ASSIGN_OR_RETURN(auto tx, Existing(key));
+      if (tx) Retract(key, *tx);
+    }
+    // 4. Assertions against the current database.
+    std::unordered_map<std::pair<Entid, DbVal>, Entid, AvKeyHash> unique_in_tx;
+    for (const auto& key : add_order_) {
+      const Term* term = adds_.at(key);
+      const Attribute* attr = schema_.attribute(key.a);
+      if (attr->unique != Unique::kNone) {
+        auto av = std::make_pair(key.a, key.v);
+        auto [it, fresh] = unique_in_tx.emplace(av, key.e);
+        if (!fresh && it->second != key.e)
+          return UniqueConflict(*attr, key, it->second, term);
+        MENTAT_ASSIGN_OR_RETURN(auto holder, LookupUnique(c_, key.a, key.v));
+        if (holder && *holder != key.e && !retracted_.count(DatomKey{*holder, key.a, key.v}))
+          return UniqueConflict(*attr, key, *holder, term);
+        if (holder && *holder == key.e) continue;  // already asserted
+      }
+      bool is_new = res_.new_entities.count(key.e) > 0;
+      if (!is_new) {
+        if (!attr->many) {
+          MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(key.e, key.a));
+          bool same = false;
+          for (const auto& [v, tx] : current) {
+            if (v == key.v) {
+              same = true;
+              continue;
+            }
+            DatomKey old{key.e, key.a, v};
+            if (!retracted_.count(old)) Retract(old, tx);
+          }
+          if (same) continue;
+        } else {
+          MENTAT_ASSIGN_OR_RETURN(auto tx, Existing(key));
+          if (tx && !retracted_.count(key)) continue;
+        }
+      }
+      out_.asserted.push_back(Change{key.e, key.a, key.v, 0});
+    }
+    return std::move(out_);
+  }
+
+ private:
+  Status UniqueConflict(const Attribute& attr, const DatomKey& key, Entid holder,
+                        const Term* term) {
+    return ErrorAt(Code::kConflict, term->form.pos(),
+                   "unique conflict: :" + attr.ident + " " +
+                       edn::Print(schema::Decode(key.v, attr.type)) +
+                       " is already held by entity " + std::to_string(holder) +
+                       ", cannot assert it for entity " + std::to_string(key.e));
+  }
+
+  Result<DbVal> ValueOf(const Term& t, const Attribute& attr) {
+    if (t.v_is_ref) return DbVal::Int(t.v_ref.id);
+    return EncodeFor(attr, t.v, t);
+  }
+
+  void NoteAdd(const DatomKey& key, const Term* t) {
+    auto [it, fresh] = adds_.emplace(key, t);
+    if (!fresh) return;
+    add_order_.push_back(key);
+    const Attribute* attr = schema_.attribute(key.a);
+    if (!attr->many) one_values_[{key.e, key.a}].emplace(key.v, t);
+  }
+
+  void NoteRetract(const DatomKey& key, bool is_explicit) {
+    if (is_explicit) explicit_retracts_.insert(key);
+    if (retract_seen_.insert(key).second) retract_order_.push_back(key);
+  }
+
+  Status Collect(const Term& t) {
+    const Attribute* attr = t.a ? schema_.attribute(t.a) : nullptr;
+    switch (t.op) {
+      case Term::Op::kAdd: {
+        MENTAT_ASSIGN_OR_RETURN(DbVal v, ValueOf(t, *attr));
+        NoteAdd(DatomKey{t.e.id, t.a, std::move(v)}, &t);
+        return Status::OK();
+      }
+      case Term::Op::kRetract: {
+        MENTAT_ASSIGN_OR_RETURN(DbVal v, ValueOf(t, *attr));
+        NoteRetract(DatomKey{t.e.id, t.a, std::move(v)}, true);
+        return Status::OK();
+      }
+      case Term::Op::kRetractAttr: {
+        MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(t.e.id, t.a));
+        for (auto& [v, tx] : current) NoteRetract(DatomKey{t.e.id, t.a, v}, true);
+        return Status::OK();
+      }
+      case Term::Op::kRetractEntity:
+        return RetractEntity(t.e.id);
+      case Term::Op::kCas: {
+        if (attr->many)
+          return ErrorAt(Code::kSchema, t.form.pos(),
+                         ":db/cas needs a cardinality-one attribute, :" + attr->ident +
+                             " is cardinality many");
+        std::optional<DbVal> expected;
+        if (t.old_is_ref) {
+          expected = DbVal::Int(t.old_ref.id);
+        } else if (!t.old_v.is_nil()) {
+          MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(*attr, t.old_v, t));
+          expected = std::move(v);
+        }
+        MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(t.e.id, t.a));
+        bool match = expected ? (current.size() == 1 && current[0].first == *expected)
+                              : current.empty();
+        if (!match) {
+          std::string found =
+              current.empty() ? "no value" : edn::Print(schema::Decode(current[0].first, attr->type));
+          std::string wanted =
+              expected ? edn::Print(schema::Decode(*expected, attr->type)) : "no value";
+          return ErrorAt(Code::kCasMismatch, t.form.pos(),
+                         ":db/cas failed for entity " + std::to_string(t.e.id) + " :" +
+                             attr->ident + ": expected " + wanted + ", found " + found);
+        }
+        MENTAT_ASSIGN_OR_RETURN(DbVal v, ValueOf(t, *attr));
+        NoteAdd(DatomKey{t.e.id, t.a, std::move(v)}, &t);
+        return Status::OK();
+      }
+    }
+    return Status::OK();
+  }
+
+  // The entity's datoms, every datom that refers to it, and its components, recursively.
+  Status RetractEntity(Entid root) {
+    std::vector<Entid> stack{root};
+    while (!stack.empty()) {
+      Entid e = stack.back();
+      stack.pop_back();
+      if (!entity_seen_.insert(e).second) continue;
+      {
+        MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT a, v FROM datoms WHERE e = ?1"));
+        s->BindInt(1, e);
+        for (;;) {
+          MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+          if (!row) break;
+          Entid a = s->ColumnInt(0);
+          DbVal v = schema::Column(*s, 1);
+          const Attribute* attr = schema_.attribute(a);
+          if (attr && attr->component && v.tag == DbVal::Tag::kInt) stack.push_back(v.i);
+          NoteRetract(DatomKey{e, a, std::move(v)}, true);
+        }
+      }
+      for (const auto& [a, attr] : schema_.attributes()) {
+        if (attr.type != ValueType::kRef) continue;
+        MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2"));
+        s->BindInt(1, a);
+        s->BindInt(2, e);
+        for (;;) {
+          MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+          if (!row) break;
+          NoteRetract(DatomKey{s->ColumnInt(0), a, DbVal::Int(e)}, true);
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::vector<std::pair<DbVal, Entid>>> CurrentValues(Entid e, Entid a) {
+    MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT v, tx FROM datoms WHERE e = ?1 AND a = ?2"));
+    s->BindInt(1, e);
+    s->BindInt(2, a);
+    std::vector<std::pair<DbVal, Entid>> out;
+    for (;;) {
+      MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      out.emplace_back(schema::Column(*s, 0), s->ColumnInt(1));
+    }
+    return out;
+  }
+
+  Result<std::optional<Entid>> Existing(const DatomKey& k) {
+    MENTAT_ASSIGN_OR_RETURN(
+        auto s, c_->Cached("SELECT tx FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
+    s->BindInt(1, k.e);
+    s->BindInt(2, k.a);
+    schema::Bind(*s, 3, k.v);
+    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) return std::optional<Entid>();
+    return std::optional<Entid>(s->ColumnInt(0));
+  }
+
+  void Retract(const DatomKey& key, Entid tx) {
+    if (!retracted_.insert(key).second) return;
+    out_.retracted.push_back(Change{key.e, key.a, key.v, tx});
+  }
+
+  storage::Connection* c_;
+  const Schema& schema_;
+  const Resolution& res_;
+  std::unordered_map<DatomKey, const Term*, DatomKeyHash> adds_;
+  std::vector<DatomKey> add_order_;
+  std::map<std::pair<Entid, Entid>, std::map<DbVal, const Term*>> one_values_;
+  std::unordered_set<DatomKey, DatomKeyHash> explicit_retracts_, retract_seen_, retracted_;
+  std::vector<DatomKey> retract_order_;
+  std::unordered_set<Entid> entity_seen_;
+  Changes out_;
+};
+
+}  // namespace
+
+Result<Changes> Apply(storage::Connection* c, const Schema& schema,
+                      const std::vector<Term>& terms, const Resolution& res) {
+  Applier a(c, schema, res);
+  return a.Run(terms);
+}
+
+}  // namespace mentat::tx

@@ -1,0 +1,292 @@
+#include "tx/resolve.h"
+
+#include <map>
+
+#include "tx/expand.h"
+
+namespace mentat::tx {
+
+using schema::DbVal;
+
+Result<Partitions> Partitions::Read(storage::Connection* c) {
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT part, start, end, next FROM parts"));
+  Partitions p;
+  int seen = 0;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    Part part{s->ColumnInt(1), s->ColumnInt(2), s->ColumnInt(3)};
+    switch (s->ColumnInt(0)) {
+      case ids::kPartDb: p.db = part; ++seen; break;
+      case ids::kPartUser: p.user = part; ++seen; break;
+      case ids::kPartTx: p.tx = part; ++seen; break;
+      default: break;
+    }
+  }
+  if (seen != 3) return Status::Corrupt("the parts table is missing a partition");
+  return p;
+}
+
+Status Partitions::Write(storage::Connection* c) const {
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("UPDATE parts SET next = ?2 WHERE part = ?1"));
+  for (auto [id, part] : {std::pair{ids::kPartDb, &db}, std::pair{ids::kPartUser, &user},
+                          std::pair{ids::kPartTx, &tx}}) {
+    s->BindInt(1, id);
+    s->BindInt(2, part->next);
+    MENTAT_RETURN_IF_ERROR(s->Run());
+    s->Reset();
+  }
+  return Status::OK();
+}
+
+void Partitions::Observe(Entid id) {
+  for (Part* p : {&db, &user, &tx}) {
+    if (id >= p->start && id < p->end && id >= p->next) p->next = id + 1;
+  }
+}
+
+Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v) {
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 LIMIT 1"));
+  s->BindInt(1, a);
+  schema::Bind(*s, 2, v);
+  MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+  if (!row) return std::optional<Entid>();
+  return std::optional<Entid>(s->ColumnInt(0));
+}
+
+Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
+  auto r = schema::Encode(v, attr.type);
+  if (r.ok()) return r;
+  return ErrorAt(Code::kSchema, v.pos().known() ? v.pos() : t.form.pos(),
+                 "value type mismatch for :" + attr.ident + ": " + r.status().message() +
+                     " in " + Describe(t));
+}
+
+namespace {
+
+struct KeyHash {
+  size_t operator()(const std::pair<Entid, DbVal>& k) const {
+    return std::hash<int64_t>()(k.first) * 1000003 ^ k.second.Hash();
+  }
+};
+
+class Resolver {
+ public:
+  Resolver(storage::Connection* c, const Schema& schema, Partitions* parts, Resolution* out)
+      : c_(c), schema_(schema), parts_(parts), out_(out) {}
+
+  Status Run(std::vector<Term>* terms) {
+    // Idents, lookup refs and explicit ids first.
+    for (auto& t : *terms) {
+      MENTAT_RETURN_IF_ERROR(Fixed(&t.e));
+      if (t.v_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.v_ref));
+      if (t.old_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.old_ref));
+    }
+    MENTAT_RETURN_IF_ERROR(Upsert(*terms));
+    MENTAT_RETURN_IF_ERROR(Allocate(*terms));
+    for (auto& t : *terms) {
+      Final(&t.e);
+      if (t.v_is_ref) Final(&t.v_ref);
+      if (t.old_is_ref) Final(&t.old_ref);
+    }
+    return Status::OK();
+  }
+
+ private:
+  // Resolves the places that do not depend on tempids.
+  Status Fixed(EntityPlace* p) {
+    switch (p->kind) {
+      case EntityPlace::Kind::kId:
+        parts_->Observe(p->id);
+        return Status::OK();
+      case EntityPlace::Kind::kTx:
+        p->id = out_->tx_id;
+        return Status::OK();
+      case EntityPlace::Kind::kIdent: {
+        auto e = schema_.entid(p->name);
+        if (!e) return ErrorAt(Code::kNotFound, p->pos, "unknown ident :" + p->name);
+        p->id = *e;
+        return Status::OK();
+      }
+      case EntityPlace::Kind::kLookup: {
+        const Attribute* attr = schema_.attribute(p->lookup_a);
+        DbVal v;
+        if (attr->type == ValueType::kRef) {
+          EntityPlace inner;
+          if (p->lookup_v.is_keyword()) {
+            auto e = schema_.entid(p->lookup_v.str());
+            if (!e) return ErrorAt(Code::kNotFound, p->lookup_v, "unknown ident " + edn::Print(p->lookup_v));
+            v = DbVal::Int(*e);
+          } else if (p->lookup_v.is_int()) {
+            v = DbVal::Int(p->lookup_v.as_int());
+          } else {
+            return ErrorAt(Code::kInvalidArgument, p->pos,
+                           "lookup ref on ref attribute :" + attr->ident +
+                               " needs an entity id or ident value");
+          }
+        } else {
+          auto enc = schema::Encode(p->lookup_v, attr->type);
+          if (!enc.ok())
+            return ErrorAt(Code::kSchema, p->pos,
+                           "lookup ref [:" + attr->ident + " " + edn::Print(p->lookup_v) +
+                               "]: " + enc.status().message());
+          v = std::move(*enc);
+        }
+        auto key = std::make_pair(p->lookup_a, v);
+        auto it = lookups_.find(key);
+        if (it == lookups_.end()) {
+          MENTAT_ASSIGN_OR_RETURN(auto e, LookupUnique(c_, p->lookup_a, v));
+          it = lookups_.emplace(key, e ? *e : -1).first;
+        }
+        if (it->second < 0)
+          return ErrorAt(Code::kNotFound, p->pos,
+                         "lookup ref [:" + attr->ident + " " + edn::Print(p->lookup_v) +
+                             "] does not resolve to an entity");
+        p->id = it->second;
+        return Status::OK();
+      }
+      case EntityPlace::Kind::kTempid:
+        return Status::OK();
+    }
+    return Status::OK();
+  }
+
+  // The encoded value of a term if it is known before allocation.
+  Result<std::optional<DbVal>> KnownValue(const Term& t, const Attribute& attr) {
+    if (!t.v_is_ref) {
+      MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(attr, t.v, t));
+      return std::optional<DbVal>(std::move(v));
+    }
+    if (t.v_ref.kind != EntityPlace::Kind::kTempid) return std::optional<DbVal>(DbVal::Int(t.v_ref.id));
+    auto it = out_->tempids.find(t.v_ref.name);
+    if (it != out_->tempids.end()) return std::optional<DbVal>(DbVal::Int(it->second));
+    return std::optional<DbVal>();
+  }
+
+  Status Upsert(const std::vector<Term>& terms) {
+    // Iterate to a fixpoint: resolving one tempid can make another's identity value known.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (const auto& t : terms) {
+        if (t.op != Term::Op::kAdd || t.e.kind != EntityPlace::Kind::kTempid) continue;
+        const Attribute* attr = schema_.attribute(t.a);
+        if (attr->unique != Unique::kIdentity) continue;
+        MENTAT_ASSIGN_OR_RETURN(auto v, KnownValue(t, *attr));
+        if (!v) continue;
+        MENTAT_ASSIGN_OR_RETURN(auto holder, Holder(t.a, *v));
+        if (!holder) continue;
+        auto it = out_->tempids.find(t.e.name);
+        if (it == out_->tempids.end()) {
+          out_->tempids[t.e.name] = *holder;
+          changed = true;
+        } else if (it->second != *holder) {
+          return ErrorAt(Code::kConflict, t.form.pos(),
+                         "conflicting upsert: tempid " + TempidName(t.e) + " resolves to both " +
+                             std::to_string(it->second) + " and " + std::to_string(*holder) +
+                             " (through :" + attr->ident + ") in " + Describe(t));
+        }
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<std::optional<Entid>> Holder(Entid a, const DbVal& v) {
+    auto key = std::make_pair(a, v);
+    auto it = lookups_.find(key);
+    if (it == lookups_.end()) {
+      MENTAT_ASSIGN_OR_RETURN(auto e, LookupUnique(c_, a, v));
+      it = lookups_.emplace(key, e ? *e : -1).first;
+    }
+    if (it->second < 0) return std::optional<Entid>();
+    return std::optional<Entid>(it->second);
+  }
+
+  static std::string TempidName(const EntityPlace& p) {
+    return p.internal ? std::string("(entity map)") : "\"" + p.name + "\"";
+  }
+
+  std::string Find(const std::string& n) {
+    auto it = parent_.find(n);
+    if (it == parent_.end() || it->second == n) return n;
+    std::string root = Find(it->second);
+    parent_[n] = root;
+    return root;
+  }
+
+  Status Allocate(const std::vector<Term>& terms) {
+    // Unresolved tempids that assert the same identity value are one new entity.
+    std::unordered_map<std::pair<Entid, DbVal>, std::string, KeyHash> owner;
+    std::vector<std::string> order;
+    std::unordered_set<std::string> seen, in_db_part;
+    auto note = [&](const EntityPlace& p) {
+      if (p.kind == EntityPlace::Kind::kTempid && !out_->tempids.count(p.name) &&
+          seen.insert(p.name).second)
+        order.push_back(p.name);
+    };
+    for (const auto& t : terms) {
+      note(t.e);
+      if (t.v_is_ref) note(t.v_ref);
+      if (t.old_is_ref) note(t.old_ref);
+    }
+    for (const auto& t : terms) {
+      if (t.op != Term::Op::kAdd || t.e.kind != EntityPlace::Kind::kTempid) continue;
+      if (out_->tempids.count(t.e.name)) continue;
+      if (t.a == ids::kIdent) in_db_part.insert(t.e.name);
+      const Attribute* attr = schema_.attribute(t.a);
+      if (attr->unique != Unique::kIdentity) continue;
+      MENTAT_ASSIGN_OR_RETURN(auto v, KnownValue(t, *attr));
+      if (!v) continue;
+      auto key = std::make_pair(t.a, *v);
+      auto it = owner.find(key);
+      if (it == owner.end()) {
+        owner.emplace(key, t.e.name);
+      } else {
+        std::string a = Find(it->second), b = Find(t.e.name);
+        if (a != b) parent_[b] = a;
+      }
+    }
+    for (const auto& name : order) {
+      std::string root = Find(name);
+      auto it = out_->tempids.find(root);
+      Entid id;
+      if (it != out_->tempids.end()) {
+        id = it->second;
+      } else {
+        bool db = in_db_part.count(root) > 0;
+        for (const auto& [n, p] : parent_)
+          if (Find(n) == root && in_db_part.count(n)) db = true;
+        Partitions::Part& part = db ? parts_->db : parts_->user;
+        if (part.next >= part.end)
+          return Status::Conflict(std::string("partition ") + (db ? ":db.part/db" : ":db.part/user") +
+                                  " is full");
+        id = part.next++;
+        out_->tempids[root] = id;
+        out_->new_entities.insert(id);
+      }
+      out_->tempids[name] = id;
+    }
+    return Status::OK();
+  }
+
+  void Final(EntityPlace* p) {
+    if (p->kind == EntityPlace::Kind::kTempid) p->id = out_->tempids.at(p->name);
+  }
+
+  storage::Connection* c_;
+  const Schema& schema_;
+  Partitions* parts_;
+  Resolution* out_;
+  std::unordered_map<std::pair<Entid, DbVal>, Entid, KeyHash> lookups_;
+  std::unordered_map<std::string, std::string> parent_;
+};
+
+}  // namespace
+
+Status Resolve(storage::Connection* c, const Schema& schema, std::vector<Term>* terms,
+               Partitions* parts, Resolution* out) {
+  Resolver r(c, schema, parts, out);
+  return r.Run(terms);
+}
+
+}  // namespace mentat::tx

@@ -1,0 +1,50 @@
+// Pass 2: resolves every entity place to an entity id: idents, lookup refs, upserts
+// through :db.unique/identity (iterated to a fixpoint), then new ids for the remaining
+// tempids (tempids asserting the same identity value become one entity).
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "mentat/schema.h"
+#include "storage/sqlite.h"
+#include "tx/terms.h"
+
+namespace mentat::tx {
+
+// Partition marks, read and advanced inside the write transaction.
+struct Partitions {
+  struct Part {
+    Entid start = 0;
+    Entid end = 0;
+    Entid next = 0;
+  };
+  Part db, user, tx;
+
+  static Result<Partitions> Read(storage::Connection* c);
+  Status Write(storage::Connection* c) const;
+  // Moves `next` past an explicitly named id.
+  void Observe(Entid id);
+};
+
+struct Resolution {
+  Entid tx_id = 0;
+  std::unordered_map<std::string, Entid> tempids;  // every tempid, internal ones included
+  std::unordered_set<Entid> new_entities;          // allocated by this transaction
+};
+
+// Looks up the entity holding unique value `v` of attribute `a`, if any.
+Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a,
+                                          const schema::DbVal& v);
+
+// Encodes a plain value of `attr` for `t`, with an error naming the datom.
+Result<schema::DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t);
+
+// Resolves all places of `terms` in place (sets EntityPlace::id), allocating ids from
+// `parts`. `tx_id` must already be allocated.
+Status Resolve(storage::Connection* c, const Schema& schema, std::vector<Term>* terms,
+               Partitions* parts, Resolution* out);
+
+}  // namespace mentat::tx

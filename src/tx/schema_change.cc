@@ -1,0 +1,136 @@
+#include "tx/schema_change.h"
+
+#include <set>
+
+#include "schema/bootstrap.h"
+
+namespace mentat::tx {
+
+using schema::DbVal;
+
+namespace {
+
+Status CheckValue(const Schema& schema, Entid e, Entid a, const DbVal& v) {
+  auto name = [&]() {
+    const std::string* id = schema.ident(e);
+    return id ? ":" + *id : std::to_string(e);
+  };
+  switch (a) {
+    case ids::kValueType:
+      if (v.i < ids::kTypeRef || v.i > ids::kTypeRef + 8)
+        return Status::Schema("invalid :db/valueType for " + name() +
+                              ": expected one of :db.type/ref ... :db.type/bytes");
+      break;
+    case ids::kCardinality:
+      if (v.i != ids::kCardinalityOne && v.i != ids::kCardinalityMany)
+        return Status::Schema("invalid :db/cardinality for " + name() +
+                              ": expected :db.cardinality/one or :db.cardinality/many");
+      break;
+    case ids::kUnique:
+      if (v.i != ids::kUniqueValue && v.i != ids::kUniqueIdentity)
+        return Status::Schema("invalid :db/unique for " + name() +
+                              ": expected :db.unique/value or :db.unique/identity");
+      break;
+    case ids::kIdent:
+      if (v.s.size() < 2 || v.s[0] != ':')
+        return Status::Schema("invalid :db/ident for entity " + std::to_string(e));
+      break;
+    default: break;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const Schema& schema,
+                                                   const Changes& changes) {
+  bool touched = false;
+  for (const auto* list : {&changes.retracted, &changes.asserted})
+    for (const auto& ch : *list)
+      if (Schema::IsSchemaAttribute(ch.a)) touched = true;
+  if (!touched) return std::shared_ptr<Schema>();
+
+  auto next = std::make_shared<Schema>(schema);
+  std::set<Entid> entities;
+  // Retractions first, then assertions in attribute order (:db/ident, then :db/valueType,
+  // then the other properties), so that a new attribute exists before its properties.
+  for (const auto& ch : changes.retracted) {
+    if (!Schema::IsSchemaAttribute(ch.a)) continue;
+    entities.insert(ch.e);
+    if (ch.a == ids::kValueType) {
+      const Attribute* attr = schema.attribute(ch.e);
+      bool replaced = false;
+      for (const auto& add : changes.asserted)
+        if (add.e == ch.e && add.a == ids::kValueType) replaced = true;
+      if (attr && !replaced)
+        return Status::Schema("cannot retract :db/valueType of attribute :" + attr->ident);
+      continue;  // a replacement is checked below
+    }
+    if (ch.a == ids::kCardinality) continue;  // replaced by the new value below
+    schema::ApplySchemaDatom(next.get(), ch.e, ch.a, ch.v, false);
+  }
+  std::vector<const Change*> adds;
+  for (const auto& ch : changes.asserted)
+    if (Schema::IsSchemaAttribute(ch.a)) adds.push_back(&ch);
+  std::stable_sort(adds.begin(), adds.end(),
+                   [](const Change* x, const Change* y) { return x->a < y->a; });
+  for (const Change* ch : adds) {
+    entities.insert(ch->e);
+    MENTAT_RETURN_IF_ERROR(CheckValue(*next, ch->e, ch->a, ch->v));
+    if (ch->a == ids::kValueType) {
+      const Attribute* old = schema.attribute(ch->e);
+      if (old && static_cast<Entid>(old->type) + ids::kTypeRef != ch->v.i)
+        return Status::Schema("cannot change :db/valueType of attribute :" + old->ident +
+                              " from " + ValueTypeIdent(old->type) + " to " +
+                              ValueTypeIdent(static_cast<ValueType>(ch->v.i - ids::kTypeRef)));
+    }
+    schema::ApplySchemaDatom(next.get(), ch->e, ch->a, ch->v, true);
+  }
+
+  for (Entid e : entities) {
+    const Attribute* now = next->attribute(e);
+    const Attribute* before = schema.attribute(e);
+    bool has_type = false, has_card = false, has_props = false;
+    for (const auto& ch : changes.asserted) {
+      if (ch.e != e) continue;
+      if (ch.a == ids::kValueType) has_type = true;
+      if (ch.a == ids::kCardinality) has_card = true;
+      if (ch.a >= ids::kCardinality && ch.a <= ids::kFulltext) has_props = true;
+    }
+    std::string name = next->ident(e) ? ":" + *next->ident(e) : std::to_string(e);
+    if (!before && (has_type || has_props)) {
+      if (!has_type || !has_card)
+        return Status::Schema("attribute " + name +
+                              " must have both :db/valueType and :db/cardinality");
+      if (!next->ident(e))
+        return Status::Schema("attribute entity " + std::to_string(e) + " must have a :db/ident");
+    }
+    if (!now) continue;
+    if (now->fulltext && now->type != ValueType::kString)
+      return Status::Schema(":db/fulltext needs a string attribute, " + name + " is " +
+                            ValueTypeIdent(now->type));
+    if (before && before->many && !now->many) {
+      MENTAT_ASSIGN_OR_RETURN(
+          int64_t dup,
+          c->QueryInt("SELECT 1 FROM (SELECT e FROM datoms WHERE a = " + std::to_string(e) +
+                          " GROUP BY e HAVING count(*) > 1) LIMIT 1",
+                      0));
+      if (dup)
+        return Status::Schema("cannot change " + name +
+                              " to :db.cardinality/one: some entity has more than one value");
+    }
+    if (before && before->unique == Unique::kNone && now->unique != Unique::kNone) {
+      MENTAT_ASSIGN_OR_RETURN(
+          int64_t dup,
+          c->QueryInt("SELECT 1 FROM (SELECT v FROM datoms WHERE a = " + std::to_string(e) +
+                          " GROUP BY v HAVING count(*) > 1) LIMIT 1",
+                      0));
+      if (dup)
+        return Status::Schema("cannot make " + name +
+                              " unique: some value is held by more than one entity");
+    }
+  }
+  return next;
+}
+
+}  // namespace mentat::tx

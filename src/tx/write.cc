@@ -1,0 +1,141 @@
+#include "tx/write.h"
+
+#include <map>
+#include <string>
+
+namespace mentat::tx {
+
+using schema::DbVal;
+
+namespace {
+
+Status Fulltext(storage::Connection* c, const Change& ch, bool insert) {
+  if (insert) {
+    MENTAT_ASSIGN_OR_RETURN(
+        auto s, c->Cached("INSERT INTO fulltext_docs (e, a, text) VALUES (?1, ?2, ?3)"));
+    s->BindInt(1, ch.e);
+    s->BindInt(2, ch.a);
+    s->BindText(3, ch.v.s);
+    MENTAT_RETURN_IF_ERROR(s->Run());
+    MENTAT_ASSIGN_OR_RETURN(
+        auto f, c->Cached("INSERT INTO fulltext (rowid, text) VALUES (last_insert_rowid(), ?1)"));
+    f->BindText(1, ch.v.s);
+    return f->Run();
+  }
+  MENTAT_ASSIGN_OR_RETURN(
+      auto q, c->Cached("SELECT id FROM fulltext_docs WHERE e = ?1 AND a = ?2 AND text = ?3"));
+  q->BindInt(1, ch.e);
+  q->BindInt(2, ch.a);
+  q->BindText(3, ch.v.s);
+  MENTAT_ASSIGN_OR_RETURN(bool row, q->Step());
+  if (!row) return Status::OK();
+  int64_t id = q->ColumnInt(0);
+  MENTAT_ASSIGN_OR_RETURN(
+      auto f, c->Cached("INSERT INTO fulltext (fulltext, rowid, text) VALUES ('delete', ?1, ?2)"));
+  f->BindInt(1, id);
+  f->BindText(2, ch.v.s);
+  MENTAT_RETURN_IF_ERROR(f->Run());
+  MENTAT_ASSIGN_OR_RETURN(auto d, c->Cached("DELETE FROM fulltext_docs WHERE id = ?1"));
+  d->BindInt(1, id);
+  return d->Run();
+}
+
+Status UpdateStats(storage::Connection* c, const std::map<Entid, int64_t>& delta) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
+                        "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
+                        "datoms = datoms + excluded.datoms RETURNING datoms, distinct_at"));
+  for (const auto& [a, d] : delta) {
+    if (d == 0) continue;
+    s->BindInt(1, a);
+    s->BindInt(2, d);
+    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+    int64_t datoms = row ? s->ColumnInt(0) : 0;
+    int64_t at = row ? s->ColumnInt(1) : 0;
+    MENTAT_RETURN_IF_ERROR(s->Run());
+    s->Reset();
+    // Recount distinct values when the datom count has doubled or halved since the last
+    // count: amortized O(1) per datom.
+    if (datoms > 2 * at || datoms < at / 2) {
+      MENTAT_ASSIGN_OR_RETURN(
+          auto r, c->Cached("UPDATE attr_stats SET distinct_values = (SELECT count(DISTINCT v) "
+                            "FROM datoms WHERE a = ?1), distinct_at = datoms WHERE a = ?1"));
+      r->BindInt(1, a);
+      MENTAT_RETURN_IF_ERROR(r->Run());
+    }
+  }
+  return Status::OK();
+}
+
+Status SetMeta(storage::Connection* c, const char* key, int64_t value) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("INSERT INTO meta (key, value) VALUES (?1, ?2) "
+                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  s->BindText(1, key);
+  s->BindInt(2, value);
+  return s->Run();
+}
+
+}  // namespace
+
+Status Write(storage::Connection* c, const Schema& before, const Schema& after,
+             const Changes& changes, Entid tx_id, int64_t tx_instant, bool schema_changed,
+             const Partitions& parts) {
+  std::map<Entid, int64_t> delta;
+  {
+    MENTAT_ASSIGN_OR_RETURN(
+        auto del, c->Cached("DELETE FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
+    MENTAT_ASSIGN_OR_RETURN(
+        auto hist, c->Cached("INSERT OR REPLACE INTO history (e, a, v, tx, rtx) "
+                             "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    for (const auto& ch : changes.retracted) {
+      del->BindInt(1, ch.e);
+      del->BindInt(2, ch.a);
+      schema::Bind(*del, 3, ch.v);
+      MENTAT_RETURN_IF_ERROR(del->Run());
+      del->Reset();
+      delta[ch.a]--;
+      // History keeps the interval unless either the old or the new schema says
+      // :db/noHistory.
+      const Attribute* a_old = before.attribute(ch.a);
+      const Attribute* a_new = after.attribute(ch.a);
+      bool no_history = (a_old && a_old->no_history) || (a_new && a_new->no_history);
+      if (!no_history) {
+        hist->BindInt(1, ch.e);
+        hist->BindInt(2, ch.a);
+        schema::Bind(*hist, 3, ch.v);
+        hist->BindInt(4, ch.tx);
+        hist->BindInt(5, tx_id);
+        MENTAT_RETURN_IF_ERROR(hist->Run());
+        hist->Reset();
+      }
+      if (a_old && a_old->fulltext) MENTAT_RETURN_IF_ERROR(Fulltext(c, ch, false));
+    }
+  }
+  {
+    MENTAT_ASSIGN_OR_RETURN(
+        auto ins, c->Cached("INSERT INTO datoms (e, a, v, tx) VALUES (?1, ?2, ?3, ?4)"));
+    for (const auto& ch : changes.asserted) {
+      ins->BindInt(1, ch.e);
+      ins->BindInt(2, ch.a);
+      schema::Bind(*ins, 3, ch.v);
+      ins->BindInt(4, tx_id);
+      MENTAT_RETURN_IF_ERROR(ins->Run());
+      ins->Reset();
+      delta[ch.a]++;
+      const Attribute* attr = after.attribute(ch.a);
+      if (attr && attr->fulltext) MENTAT_RETURN_IF_ERROR(Fulltext(c, ch, true));
+    }
+  }
+  MENTAT_RETURN_IF_ERROR(UpdateStats(c, delta));
+  MENTAT_RETURN_IF_ERROR(parts.Write(c));
+  MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx", tx_id));
+  MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx_instant", tx_instant));
+  if (schema_changed) {
+    MENTAT_RETURN_IF_ERROR(
+        c->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
+  }
+  return Status::OK();
+}
+
+}  // namespace mentat::tx

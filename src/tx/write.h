@@ -1,0 +1,18 @@
+// Pass 5: writes the changes of one transaction: datoms, history intervals, full-text
+// rows, attribute statistics, partition marks and the meta rows.
+#pragma once
+
+#include "mentat/schema.h"
+#include "storage/sqlite.h"
+#include "tx/apply.h"
+#include "tx/resolve.h"
+
+namespace mentat::tx {
+
+// REQUIRES: inside the write transaction. `schema` is the schema after the transaction
+// (for :db/noHistory and :db/fulltext).
+Status Write(storage::Connection* c, const Schema& before, const Schema& after,
+             const Changes& changes, Entid tx_id, int64_t tx_instant, bool schema_changed,
+             const Partitions& parts);
+
+}  // namespace mentat::tx
