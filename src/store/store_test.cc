@@ -1,0 +1,349 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mentat/store.h"
+#include "storage/format.h"
+#include "storage/sqlite.h"
+
+namespace mentat {
+namespace {
+
+const char* kSchema = R"([
+  {:db/ident :p/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+  {:db/ident :p/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}
+  {:db/ident :p/seen :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/noHistory true}
+  {:db/ident :p/bio :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/fulltext true}])";
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/mentat-store-test-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf " + dir_).c_str()); }
+  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  std::string dir_;
+};
+
+std::unique_ptr<Store> MustOpen(const std::string& path, const Options& o = {}) {
+  auto s = Store::open(path, o);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(Store, OpenInMemoryBootstrapsVocabulary) {
+  auto s = MustOpen("");
+  auto schema = s->schema();
+  ASSERT_TRUE(schema->attribute("db/ident"));
+  EXPECT_EQ(schema->attribute("db/ident")->unique, Unique::kIdentity);
+  EXPECT_EQ(schema->attribute("db/txInstant")->type, ValueType::kInstant);
+  EXPECT_EQ(*schema->entid("db.type/string"), ids::kTypeRef + 4);
+  EXPECT_EQ(*s->last_tx(), ids::kBootstrapTx);
+}
+
+TEST(Store, ReopenKeepsDataAndNeverReusesIds) {
+  TempDir dir;
+  std::string path = dir.Path("a.db");
+  Entid first_e, first_tx;
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+    auto r = s->transact(R"([{:db/id "x" :p/name "x"}])");
+    ASSERT_TRUE(r.ok());
+    first_e = r->tempids.at("x");
+    first_tx = r->tx_id;
+    // A speculative transaction allocates nothing durable.
+    ASSERT_TRUE(s->with(R"([{:db/id "y" :p/name "y"}])").ok());
+  }
+  auto s = MustOpen(path);
+  auto r = s->transact(R"([{:db/id "y" :p/name "y"}])");
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->tempids.at("y"), first_e);
+  EXPECT_GT(r->tx_id, first_tx);
+  auto d = s->datoms(":avet", {edn::Value::Keyword("p/name"), edn::Value::String("x")});
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].e, first_e);
+}
+
+TEST(Store, UsesWalAndUserVersion) {
+  TempDir dir;
+  std::string path = dir.Path("wal.db");
+  MustOpen(path);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), storage::kFormatVersion);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST(Store, RefusesForeignAndNewerFiles) {
+  TempDir dir;
+  {
+    std::string path = dir.Path("foreign.db");
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    auto s = Store::open(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), Code::kCorrupt);
+    EXPECT_NE(s.status().message().find("not a mentat store"), std::string::npos);
+  }
+  {
+    std::string path = dir.Path("garbage.db");
+    FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs("this is not a database, just some text that is long enough to matter....", f);
+    std::fclose(f);
+    auto s = Store::open(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), Code::kCorrupt) << s.status().ToString();
+  }
+  {
+    std::string path = dir.Path("newer.db");
+    MustOpen(path);
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+    auto s = Store::open(path);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.status().code(), Code::kUnsupported);
+    EXPECT_NE(s.status().message().find("newer"), std::string::npos);
+  }
+}
+
+TEST(Store, UpgradesFormatOneInPlace) {
+  TempDir dir;
+  std::string path = dir.Path("v1.db");
+  {
+    // Build a format-1 store: v1 tables and the bootstrap, as an old mentat wrote it.
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+    ASSERT_TRUE(s->transact(R"([{:p/name "old" :p/age 3}])").ok());
+  }
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(path.c_str(), &db);
+    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE attr_stats; PRAGMA user_version = 1", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto s = MustOpen(path);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db,
+                     "SELECT (SELECT user_version FROM pragma_user_version), datoms FROM "
+                     "attr_stats WHERE a = (SELECT e FROM datoms WHERE a = 1 AND v = ':p/age')",
+                     -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  EXPECT_EQ(sqlite3_column_int(st, 1), 1);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  EXPECT_TRUE(s->transact(R"([{:p/name "new" :p/age 4}])").ok());
+}
+
+TEST(Store, ReadOnlyStoreRefusesWrites) {
+  TempDir dir;
+  std::string path = dir.Path("ro.db");
+  { MustOpen(path); }
+  Options o;
+  o.read_only = true;
+  auto s = MustOpen(path, o);
+  auto r = s->transact("[]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("read-only"), std::string::npos);
+  EXPECT_TRUE(s->datoms(":eavt", {edn::Value::Int(1)}).ok());
+}
+
+TEST(Store, SeesOtherConnectionsSchemaAndData) {
+  TempDir dir;
+  std::string path = dir.Path("shared.db");
+  auto a = MustOpen(path);
+  auto b = MustOpen(path);
+  ASSERT_TRUE(b->schema()->attribute("p/name") == nullptr);
+  ASSERT_TRUE(a->transact(kSchema).ok());
+  // b notices a's commit (data_version) and reloads its schema without reopening.
+  EXPECT_TRUE(b->schema()->attribute("p/name") != nullptr);
+  auto r = b->transact(R"([{:p/name "from-b"}])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto d = a->datoms(":avet", {edn::Value::Keyword("p/name")});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->size(), 1u);
+}
+
+TEST(Store, ConcurrentWritersNeverShareIds) {
+  TempDir dir;
+  std::string path = dir.Path("writers.db");
+  { ASSERT_TRUE(MustOpen(path)->transact(kSchema).ok()); }
+  constexpr int kThreads = 4, kTx = 50;
+  std::vector<std::vector<Entid>> ids(kThreads);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Each thread has its own Store (as separate processes would).
+      auto s = MustOpen(path);
+      for (int i = 0; i < kTx; ++i) {
+        auto r = s->transact("[{:db/id \"n\" :p/name \"t" + std::to_string(t) + "-" +
+                             std::to_string(i) + "\"}]");
+        if (!r.ok()) {
+          ++failures;
+          continue;
+        }
+        ids[t].push_back(r->tempids.at("n"));
+        ids[t].push_back(r->tx_id);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  std::set<Entid> all;
+  for (const auto& v : ids)
+    for (Entid e : v) EXPECT_TRUE(all.insert(e).second) << "duplicate id " << e;
+  EXPECT_EQ(all.size(), size_t{kThreads * kTx * 2});
+}
+
+TEST(Store, ReadersRunWhileAWriterWrites) {
+  TempDir dir;
+  std::string path = dir.Path("readers.db");
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0}, errors{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t) {
+    readers.emplace_back([&] {
+      while (!stop) {
+        auto d = s->datoms(":avet", {edn::Value::Keyword("p/name")});
+        if (!d.ok()) ++errors;
+        ++reads;
+      }
+    });
+  }
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(s->transact("[{:p/name \"w" + std::to_string(i) + "\"}]").ok());
+  stop = true;
+  for (auto& th : readers) th.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(reads.load(), 0);
+}
+
+TEST(Store, HistoryAsOfAndSinceViews) {
+  auto s = MustOpen("");
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  auto r1 = s->transact(R"([{:db/id "a" :p/name "a" :p/age 30 :p/seen 1}])");
+  ASSERT_TRUE(r1.ok());
+  Entid a = r1->tempids.at("a");
+  auto r2 = s->transact("[[:db/add " + std::to_string(a) + " :p/age 31] [:db/add " +
+                        std::to_string(a) + " :p/seen 2]]");
+  ASSERT_TRUE(r2.ok());
+  auto age = [&](const Db& db) {
+    auto d = db.datoms(":eavt", {edn::Value::Int(a), edn::Value::Keyword("p/age")});
+    EXPECT_TRUE(d.ok());
+    std::vector<std::string> out;
+    for (const auto& x : *d)
+      out.push_back(edn::Print(x.v) + (x.added ? "+" : "-") + "@" + std::to_string(x.tx));
+    return out;
+  };
+  std::string t1 = std::to_string(r1->tx_id), t2 = std::to_string(r2->tx_id);
+  EXPECT_EQ(age(s->db()), (std::vector<std::string>{"31+@" + t2}));
+  EXPECT_EQ(age(s->db().as_of(TxPoint::Tx(r1->tx_id))), (std::vector<std::string>{"30+@" + t1}));
+  EXPECT_EQ(age(s->db().since(TxPoint::Tx(r1->tx_id))), (std::vector<std::string>{"31+@" + t2}));
+  EXPECT_TRUE(age(s->db().since(TxPoint::Tx(r2->tx_id))).empty());
+  EXPECT_EQ(age(s->db().history()),
+            (std::vector<std::string>{"30+@" + t1, "30-@" + t2, "31+@" + t2}));
+  // as-of an instant: the last transaction at or before it.
+  EXPECT_EQ(age(s->db().as_of(TxPoint::Instant(r1->tx_instant))),
+            (std::vector<std::string>{"30+@" + t1}));
+  // :db/noHistory keeps no interval for the replaced value.
+  auto seen = s->db().history().datoms(":eavt", {edn::Value::Int(a), edn::Value::Keyword("p/seen")});
+  ASSERT_TRUE(seen.ok());
+  ASSERT_EQ(seen->size(), 1u);
+  EXPECT_EQ((*seen)[0].v, edn::Value::Int(2));
+  // A Db value is a snapshot: later transactions do not change it.
+  Db before = s->db();
+  ASSERT_TRUE(s->transact("[[:db/add " + std::to_string(a) + " :p/age 32]]").ok());
+  EXPECT_EQ(age(before), (std::vector<std::string>{"31+@" + t2}));
+}
+
+TEST(Store, WithIsSpeculative) {
+  auto s = MustOpen("");
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  auto r = s->with(R"([{:db/id "a" :p/name "spec"}])");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->tx_data.size(), 2u);
+  auto d = s->datoms(":avet", {edn::Value::Keyword("p/name")});
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->empty());
+  auto real = s->transact(R"([{:db/id "a" :p/name "real"}])");
+  ASSERT_TRUE(real.ok());
+  EXPECT_EQ(real->tx_id, r->tx_id);  // the speculative id was never committed
+}
+
+TEST(Store, FulltextRowsFollowDatoms) {
+  TempDir dir;
+  std::string path = dir.Path("ft.db");
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  auto r = s->transact(R"([{:db/id "a" :p/name "a" :p/bio "likes green tea"}])");
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(s->transact("[[:db/add " + std::to_string(r->tempids.at("a")) +
+                          " :p/bio \"drinks black coffee\"]]")
+                  .ok());
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  auto count = [&](const char* term) {
+    sqlite3_stmt* st = nullptr;
+    std::string sql = std::string("SELECT count(*) FROM fulltext WHERE fulltext MATCH '") + term + "'";
+    sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+    sqlite3_step(st);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return n;
+  };
+  EXPECT_EQ(count("coffee"), 1);
+  EXPECT_EQ(count("tea"), 0);
+  sqlite3_close(db);
+}
+
+TEST(Store, MillionDatomTransaction) {
+  TempDir dir;
+  auto s = MustOpen(dir.Path("big.db"));
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  std::string tx = "[";
+  tx.reserve(40'000'000);
+  for (int i = 0; i < 500'000; ++i) {
+    tx += "{:p/name \"n" + std::to_string(i) + "\" :p/age " + std::to_string(i) + "}";
+  }
+  tx += "]";
+  auto r = s->transact(tx);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->tx_data.size(), 1'000'001u);
+  auto d = s->datoms(":avet", {edn::Value::Keyword("p/name"), edn::Value::String("n499999")});
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->size(), 1u);
+}
+
+}  // namespace
+}  // namespace mentat
