@@ -4,7 +4,7 @@
 // A Connection is used by one thread at a time (callers lease it from the store's pool).
 #pragma once
 
-#include <sqlite3.h>
+#include "storage/sqlite_api.h"
 
 #include <cstdint>
 #include <memory>

@@ -19,10 +19,13 @@ namespace {
 void ConfigureSqliteOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
+#ifndef MENTAT_SQLITE_EXTENSION
     // Memory statistics take a process-wide mutex on every allocation; readers must not
-    // serialize on it. Fails harmlessly when SQLite is already initialized.
+    // serialize on it. Fails harmlessly when SQLite is already initialized. (Inside a
+    // host's SQLite, as an extension, the host owns this configuration.)
     sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
     sqlite3_initialize();
+#endif
   });
 }
 
