@@ -1,0 +1,559 @@
+// Pass 2 (core): conjunctions, patterns, bindings, constants and views.
+#include "query/analyze.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace mentat::query {
+
+namespace {
+
+bool Compatible(VT a, VT b) {
+  if (a == b || !IsStatic(a) || !IsStatic(b)) return true;
+  auto num = [](VT t) { return t == VT::kRef || t == VT::kLong || t == VT::kDouble; };
+  return num(a) && num(b);
+}
+
+}  // namespace
+
+const char* VTName(VT t) {
+  switch (t) {
+    case VT::kRef: return "ref";
+    case VT::kKeyword: return "keyword";
+    case VT::kLong: return "long";
+    case VT::kDouble: return "double";
+    case VT::kString: return "string";
+    case VT::kBoolean: return "boolean";
+    case VT::kInstant: return "instant";
+    case VT::kUuid: return "uuid";
+    case VT::kBytes: return "bytes";
+    case VT::kDynamic: return "value";
+    case VT::kNumeric: return "number";
+    case VT::kAny: return "value";
+    case VT::kTuple: return "tuple";
+  }
+  return "value";
+}
+
+std::optional<VT> NaturalType(const edn::Value& v) {
+  switch (v.kind()) {
+    case edn::Kind::kInt: return VT::kLong;
+    case edn::Kind::kFloat: return VT::kDouble;
+    case edn::Kind::kString: return VT::kString;
+    case edn::Kind::kKeyword: return VT::kKeyword;
+    case edn::Kind::kBool: return VT::kBoolean;
+    case edn::Kind::kInst: return VT::kInstant;
+    case edn::Kind::kUuid: return VT::kUuid;
+    case edn::Kind::kBytes: return VT::kBytes;
+    case edn::Kind::kVector:
+      if (v.size() == 2 && v.items()[0].is_keyword()) return VT::kRef;  // a lookup ref
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+Expr Col(int item, const std::string& col) {
+  return "\x01" + std::to_string(item) + "." + col + "\x02";
+}
+Expr ExistsOf(int block) { return "\x03" + std::to_string(block) + "\x04"; }
+Expr GeneratorOf(int block) { return "\x05" + std::to_string(block) + "\x06"; }
+std::string IntLit(int64_t i) {
+  if (i == INT64_MIN) return "(-9223372036854775807 - 1)";
+  return std::to_string(i);
+}
+
+int Unit::AddParam(Param p) {
+  // Share identical constant parameters.
+  if (p.kind == Param::Kind::kValue) {
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].kind == Param::Kind::kValue && params[i].value == p.value)
+        return static_cast<int>(i) + 1;
+  }
+  if (p.kind == Param::Kind::kViewTx) {
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].kind == Param::Kind::kViewTx && params[i].source == p.source &&
+          params[i].since == p.since)
+        return static_cast<int>(i) + 1;
+  }
+  params.push_back(std::move(p));
+  return static_cast<int>(params.size());
+}
+
+int Analyzer::NewItem(Item::Kind kind, const edn::Value& form, Scope* s) {
+  Item item;
+  item.id = static_cast<int>(unit_->items.size());
+  item.kind = kind;
+  item.form = form;
+  unit_->items.push_back(std::move(item));
+  unit_->blocks[s->block].items.push_back(unit_->items.back().id);
+  return unit_->items.back().id;
+}
+
+int Analyzer::NewBlock(bool correlated) {
+  Block b;
+  b.correlated = correlated;
+  unit_->blocks.push_back(std::move(b));
+  return static_cast<int>(unit_->blocks.size()) - 1;
+}
+
+Result<ViewShape> Analyzer::SourceShape(const std::string& src, const edn::Value& form) const {
+  auto it = env_->sources.find(src);
+  if (it == env_->sources.end())
+    return ClauseError(Code::kInvalidArgument, form,
+                       "unknown source " + src + " (declare it in :in)");
+  return it->second;
+}
+
+namespace {
+
+struct ViewSql {
+  std::string as_of, since;  // parameter references, "" when not set
+};
+
+std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const ViewSql& p) {
+  const std::string t = "t" + std::to_string(id);
+  std::vector<Variant> out;
+  if (!shape.history) {
+    Variant d{"datoms", {}, {{"added", "1"}}, -1};
+    if (shape.as_of) d.conds.push_back(Col(id, "tx") + " <= " + p.as_of);
+    if (shape.since) d.conds.push_back(Col(id, "tx") + " > " + p.since);
+    out.push_back(d);
+    if (shape.as_of) {
+      Variant h{"history", {}, {{"added", "1"}}, -1};
+      h.conds.push_back(t + ".tx <= " + p.as_of + " AND " + t + ".rtx > " + p.as_of);
+      if (shape.since) h.conds.push_back(t + ".tx > " + p.since);
+      out.push_back(h);
+    }
+    return out;
+  }
+  Variant d{"datoms", {}, {{"added", "1"}}, -1};
+  Variant ha{"history", {}, {{"added", "1"}}, -1};
+  Variant hr{"history", {}, {{"added", "0"}, {"tx", t + ".rtx"}}, -1};
+  if (shape.as_of) {
+    d.conds.push_back(t + ".tx <= " + p.as_of);
+    ha.conds.push_back(t + ".tx <= " + p.as_of);
+    hr.conds.push_back(t + ".rtx <= " + p.as_of);
+  }
+  if (shape.since) {
+    d.conds.push_back(t + ".tx > " + p.since);
+    ha.conds.push_back(t + ".tx > " + p.since);
+    hr.conds.push_back(t + ".rtx > " + p.since);
+  }
+  out.push_back(d);
+  out.push_back(ha);
+  out.push_back(hr);
+  return out;
+}
+
+// The whole view as one table expression with columns e, a, v, tx, added.
+std::string CollapsedTable(const ViewShape& shape, const ViewSql& p) {
+  if (!shape.as_of && !shape.since && !shape.history) return "datoms";
+  std::string d = "SELECT e, a, v, tx, 1 AS added FROM datoms";
+  std::vector<std::string> dc, hc, rc;
+  if (shape.as_of) dc.push_back("tx <= " + p.as_of);
+  if (shape.since) dc.push_back("tx > " + p.since);
+  auto where = [](const std::vector<std::string>& cs) {
+    std::string w;
+    for (const auto& c : cs) w += (w.empty() ? " WHERE " : " AND ") + c;
+    return w;
+  };
+  std::string out = "(" + d + where(dc);
+  if (shape.history) {
+    hc = dc;
+    if (shape.as_of) rc.push_back("rtx <= " + p.as_of);
+    if (shape.since) rc.push_back("rtx > " + p.since);
+    out += " UNION ALL SELECT e, a, v, tx, 1 AS added FROM history" + where(hc);
+    out += " UNION ALL SELECT e, a, v, rtx AS tx, 0 AS added FROM history" + where(rc);
+  } else if (shape.as_of) {
+    hc.push_back("tx <= " + p.as_of);
+    hc.push_back("rtx > " + p.as_of);
+    if (shape.since) hc.push_back("tx > " + p.since);
+    out += " UNION ALL SELECT e, a, v, tx, 1 AS added FROM history" + where(hc);
+  }
+  return out + ")";
+}
+
+}  // namespace
+
+std::string Analyzer::ViewTable(const std::string& src, bool /*with_added*/) {
+  auto it = env_->sources.find(src);
+  ViewShape shape = it == env_->sources.end() ? ViewShape{} : it->second;
+  ViewSql p;
+  if (shape.as_of) p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
+  if (shape.since) p.since = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, true, {}});
+  return CollapsedTable(shape, p);
+}
+
+const VarBind* Analyzer::Lookup(const Scope& s, const std::string& var) const {
+  bool crossed = false;
+  for (const Scope* p = &s; p; p = p->parent) {
+    auto it = p->vars.find(var);
+    if (it != p->vars.end()) {
+      if (!crossed || it->second.deps.empty()) return &it->second;
+      return nullptr;
+    }
+    if (p->import && !p->import->count(var)) return nullptr;
+    if (!p->correlated) crossed = true;
+  }
+  return nullptr;
+}
+
+Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& src,
+                                 const edn::Value& form) {
+  auto mismatch = [&](const std::string& what) -> Status {
+    return ClauseError(Code::kSchema, form,
+                       "type mismatch: expected " + what + ", got " + edn::Print(v));
+  };
+  if (t == VT::kRef || (!IsStatic(t) && NaturalType(v) == VT::kRef)) {
+    if (v.is_int()) return IntLit(v.as_int());
+    if (v.is_keyword()) {
+      auto e = env_->schema->entid(v.str());
+      return e ? IntLit(*e) : std::string("NULL");
+    }
+    if (v.is_vector()) {
+      if (v.size() != 2 || !v.items()[0].is_keyword())
+        return mismatch("an entity (id, ident or lookup ref [:attr value])");
+      const Attribute* a = env_->schema->attribute(v.items()[0].str());
+      if (!a) return ClauseError(Code::kSchema, form,
+                                 "unknown attribute :" + v.items()[0].str() + " in lookup ref");
+      if (a->unique == Unique::kNone)
+        return ClauseError(Code::kSchema, form,
+                           "lookup ref attribute :" + a->ident + " is not unique");
+      auto enc = schema::Encode(v.items()[1], a->type);
+      if (!enc.ok()) return ClauseError(Code::kSchema, form, enc.status().message());
+      Param p;
+      p.kind = Param::Kind::kLookupRef;
+      p.edn = v;
+      p.source = src;
+      return unit_->ParamRef(std::move(p));
+    }
+    if (t == VT::kRef) return mismatch("an entity (id, ident or lookup ref [:attr value])");
+  }
+  VT enc_type = IsStatic(t) ? t : NaturalType(v).value_or(VT::kAny);
+  if (enc_type == VT::kAny || enc_type == VT::kRef) {
+    if (v.is_nil()) return ClauseError(Code::kInvalidArgument, form, "nil is not a value here");
+    return mismatch("a scalar value");
+  }
+  auto enc = schema::Encode(v, ToValueType(enc_type));
+  if (!enc.ok()) return mismatch(schema::TypeNoun(ToValueType(enc_type)));
+  if (enc->tag == schema::DbVal::Tag::kInt) return IntLit(enc->i);
+  return unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}});
+}
+
+Result<VarBind> Analyzer::ArgBind(const Scope& s, const Term& t, VT want,
+                                  const edn::Value& form) {
+  VarBind out;
+  if (t.is_var()) {
+    const VarBind* b = Lookup(s, t.name);
+    if (!b)
+      return ClauseError(Code::kInvalidArgument, form,
+                         "insufficient binding: " + t.name + " is not bound");
+    if (b->constant) {
+      MENTAT_ASSIGN_OR_RETURN(out.sql, ConstExpr(*b->constant, want, s.src, form));
+      out.type = IsStatic(want) ? want : NaturalType(*b->constant).value_or(VT::kAny);
+      out.constant = b->constant;
+      return out;
+    }
+    if (b->slot >= 0 && env_->out->slots[b->slot].rel < 0) {
+      Param p;
+      p.kind = Param::Kind::kInput;
+      p.slot = b->slot;
+      p.encode = IsStatic(want) ? want : VT::kAny;
+      out.sql = unit_->ParamRef(std::move(p));
+      out.type = IsStatic(want) ? want : VT::kAny;
+      out.slot = IsStatic(want) ? -1 : b->slot;
+      return out;
+    }
+    return *b;
+  }
+  if (t.is_const()) {
+    MENTAT_ASSIGN_OR_RETURN(out.sql, ConstExpr(t.value, want, s.src, form));
+    out.type = IsStatic(want) ? want : NaturalType(t.value).value_or(VT::kAny);
+    out.constant = t.value;
+    return out;
+  }
+  return ClauseError(Code::kInvalidArgument, form, "a value or a bound variable is needed here");
+}
+
+Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, int item,
+                                 const edn::Value& form) {
+  if (var.empty() || var == "_") return Status::OK();
+  auto own = s->vars.find(var);
+  const VarBind* existing = own != s->vars.end() ? &own->second : Lookup(*s, var);
+  auto record = [&](VarBind nb) {
+    s->vars[var] = std::move(nb);
+    if (item >= 0) s->providers[var].push_back(item);
+  };
+  if (!existing) {
+    record(std::move(b));
+    return Status::OK();
+  }
+  VarBind e = *existing;
+  if (e.type == VT::kTuple || b.type == VT::kTuple)
+    return ClauseError(Code::kInvalidArgument, form,
+                       "tuple variable " + var + " cannot be unified here");
+  if (e.constant) {
+    MENTAT_ASSIGN_OR_RETURN(Expr lit, ConstExpr(*e.constant, b.type, s->src, form));
+    AddWhere(s, b.sql + " = " + lit);
+    record(std::move(b));
+    return Status::OK();
+  }
+  if (e.slot >= 0 && env_->out->slots[e.slot].rel < 0) {
+    Param p;
+    p.kind = Param::Kind::kInput;
+    p.slot = e.slot;
+    p.encode = IsStatic(b.type) ? b.type : VT::kAny;
+    AddWhere(s, b.sql + " = " + unit_->ParamRef(std::move(p)));
+    if (!IsStatic(b.type) && b.type != VT::kDynamic) b.slot = e.slot;
+    record(std::move(b));
+    return Status::OK();
+  }
+  if (e.slot >= 0) {
+    // A column of an input relation: its values get encoded for this use.
+    Slot& slot = env_->out->slots[e.slot];
+    if (IsStatic(b.type)) {
+      if (IsStatic(slot.encode) && slot.encode != b.type &&
+          !(slot.encode == VT::kLong && b.type == VT::kRef))
+        return ClauseError(Code::kSchema, form,
+                           "type mismatch: input " + var + " is used as a " +
+                               VTName(slot.encode) + " and as a " + VTName(b.type));
+      slot.encode = b.type;
+    }
+    AddWhere(s, b.sql + " = " + e.sql);
+    if (own != s->vars.end() && IsStatic(b.type)) {
+      own->second.type = b.type;
+      own->second.slot = -1;
+    }
+    if (item >= 0) s->providers[var].push_back(item);
+    return Status::OK();
+  }
+  if (b.slot >= 0 && env_->out->slots[b.slot].rel >= 0 && IsStatic(e.type)) {
+    // A new input relation column meets a typed binding: encode the input for it.
+    Slot& slot = env_->out->slots[b.slot];
+    if (IsStatic(slot.encode) && slot.encode != e.type)
+      return ClauseError(Code::kSchema, form,
+                         "type mismatch: input " + var + " is used as a " +
+                             VTName(slot.encode) + " and as a " + VTName(e.type));
+    slot.encode = e.type;
+  }
+  if (!Compatible(e.type, b.type))
+    return ClauseError(Code::kSchema, form,
+                       "type mismatch: " + var + " is a " + VTName(e.type) +
+                           " elsewhere but a " + VTName(b.type) + " here");
+  if (b.sql != e.sql) AddWhere(s, b.sql + " = " + e.sql);
+  if (own != s->vars.end() && !IsStatic(e.type) && IsStatic(b.type)) {
+    // A more precise type: decode with it (and keep the first producer's column).
+    own->second.type = b.type;
+    own->second.attr.clear();
+    own->second.slot = -1;
+  }
+  if (item >= 0) s->providers[var].push_back(item);
+  return Status::OK();
+}
+
+VarBind Analyzer::ViewColumn(int item, const std::string& col, VT t) {
+  VarBind b;
+  b.sql = Col(item, col);
+  b.type = t;
+  b.deps.insert(item);
+  return b;
+}
+
+int Analyzer::ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form,
+                       Scope* s) {
+  int id = NewItem(Item::Kind::kPattern, form, s);
+  ViewSql p;
+  if (shape.as_of)
+    p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
+  if (shape.since)
+    p.since = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, true, {}});
+  Item& item = unit_->items[id];
+  item.variants = MakeVariants(shape, id, p);
+  if (item.variants.size() > 1) item.collapsed = Variant{CollapsedTable(shape, p), {}, {}, -1};
+  item.plan.src = src;
+  return id;
+}
+
+Status Analyzer::Pattern(const Clause& c, Scope* s) {
+  const std::string src = c.src == "$" ? s->src : c.src;
+  MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
+  Term e = c.places[0], a = c.places[1], v = c.places[2];
+  const Term& tx = c.places[3];
+  const Term& added = c.places[4];
+  const Schema& schema = *env_->schema;
+  const Attribute* attr = nullptr;
+  if (a.is_const()) {
+    if (a.value.is_keyword()) {
+      std::string ns(a.value.ns()), name(a.value.name());
+      if (!name.empty() && name[0] == '_' && !ns.empty()) {
+        std::string fwd = ns + "/" + name.substr(1);
+        attr = schema.attribute(fwd);
+        if (!attr)
+          return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
+        if (attr->type != ValueType::kRef)
+          return ClauseError(Code::kSchema, c.form,
+                             "reverse attribute :" + a.value.str() + " needs a ref attribute");
+        std::swap(e, v);
+      } else {
+        attr = schema.attribute(a.value.str());
+        if (!attr) {
+          if (schema.entid(a.value.str()))
+            return ClauseError(Code::kSchema, c.form, ":" + a.value.str() + " is not an attribute");
+          return ClauseError(Code::kSchema, c.form, "unknown attribute :" + a.value.str());
+        }
+      }
+    } else if (a.value.is_int()) {
+      attr = schema.attribute(a.value.as_int());
+      if (!attr)
+        return ClauseError(Code::kSchema, c.form,
+                           "unknown attribute " + std::to_string(a.value.as_int()));
+    } else {
+      return ClauseError(Code::kParse, c.form,
+                         "the attribute place takes a keyword, an entity id or a variable");
+    }
+  }
+  int id = ViewItem(src, shape, c.form, s);
+  if (attr) {
+    Item& item = unit_->items[id];
+    item.plan.attr = attr->id;
+    item.plan.a = PlanInfo::Pos::kConst;
+    item.conds.push_back(Col(id, "a") + " = " + IntLit(attr->id));
+  }
+  auto set_pos = [&](PlanInfo::Pos PlanInfo::*pos, std::string PlanInfo::*name, const Term& t) {
+    Item& item = unit_->items[id];
+    if (t.is_const()) item.plan.*pos = PlanInfo::Pos::kConst;
+    if (t.is_var()) {
+      item.plan.*pos = PlanInfo::Pos::kVar;
+      item.plan.*name = t.name;
+      item.plan.binds.push_back(t.name);
+    }
+  };
+  set_pos(&PlanInfo::e, &PlanInfo::e_var, e);
+  set_pos(&PlanInfo::v, &PlanInfo::v_var, v);
+  if (!attr) set_pos(&PlanInfo::a, &PlanInfo::a_var, a);
+  if (tx.is_var()) unit_->items[id].plan.binds.push_back(tx.name);
+  if (added.is_var()) unit_->items[id].plan.binds.push_back(added.name);
+
+  auto cond = [&](Expr x) { unit_->items[id].conds.push_back(std::move(x)); };
+  // Entity.
+  if (e.is_const()) {
+    MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(e.value, VT::kRef, src, c.form));
+    cond(Col(id, "e") + (x == "NULL" ? " IS NULL" : " = " + x));
+  } else if (e.is_var()) {
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, e.name, ViewColumn(id, "e", VT::kRef), id, c.form));
+  }
+  // Attribute variable.
+  if (a.is_var()) {
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, a.name, ViewColumn(id, "a", VT::kRef), id, c.form));
+  }
+  // Value.
+  VT vt = attr ? FromValueType(attr->type) : VT::kDynamic;
+  if (v.is_const()) {
+    MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(v.value, attr ? vt : VT::kAny, src, c.form));
+    cond(Col(id, "v") + (x == "NULL" ? " IS NULL" : " = " + x));
+  } else if (v.is_var()) {
+    VarBind b = ViewColumn(id, "v", vt);
+    if (!attr) b.attr = Col(id, "a");
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, v.name, std::move(b), id, c.form));
+  }
+  // Transaction.
+  if (tx.is_const()) {
+    MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(tx.value, VT::kRef, src, c.form));
+    cond(Col(id, "tx") + " = " + x);
+  } else if (tx.is_var()) {
+    MENTAT_RETURN_IF_ERROR(
+        BindOrConstrain(s, tx.name, ViewColumn(id, "tx", VT::kRef), id, c.form));
+  }
+  // Added.
+  if (added.is_const()) {
+    if (!added.value.is_bool())
+      return ClauseError(Code::kSchema, c.form, "the added place takes true or false");
+    cond(Col(id, "added") + " = " + (added.value.as_bool() ? "1" : "0"));
+  } else if (added.is_var()) {
+    MENTAT_RETURN_IF_ERROR(
+        BindOrConstrain(s, added.name, ViewColumn(id, "added", VT::kBoolean), id, c.form));
+  }
+  return Status::OK();
+}
+
+bool Analyzer::AllBound(const Scope& s, const std::vector<std::string>& vars) const {
+  for (const auto& v : vars)
+    if (!Lookup(s, v)) return false;
+  return true;
+}
+
+Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
+  std::vector<const Clause*> fns, preds, ors, nots;
+  std::vector<const Clause*> flat;
+  // Flatten nested `and`s.
+  std::function<void(const Clauses&)> flatten = [&](const Clauses& cs) {
+    for (const Clause& c : cs) {
+      if (c.kind == Clause::Kind::kAnd) {
+        flatten(c.body);
+      } else {
+        flat.push_back(&c);
+      }
+    }
+  };
+  flatten(clauses);
+  for (const Clause* c : flat) {
+    switch (c->kind) {
+      case Clause::Kind::kPattern: MENTAT_RETURN_IF_ERROR(Pattern(*c, s)); break;
+      case Clause::Kind::kFn: fns.push_back(c); break;
+      case Clause::Kind::kPred: preds.push_back(c); break;
+      case Clause::Kind::kRule:
+      case Clause::Kind::kOr:
+      case Clause::Kind::kOrJoin: ors.push_back(c); break;
+      case Clause::Kind::kNot:
+      case Clause::Kind::kNotJoin: nots.push_back(c); break;
+      case Clause::Kind::kAnd: break;
+    }
+  }
+  for (;;) {
+    bool progress = false;
+    for (size_t i = 0; i < fns.size();) {
+      bool done = false;
+      MENTAT_RETURN_IF_ERROR(Function(*fns[i], s, &done));
+      if (done) {
+        fns.erase(fns.begin() + static_cast<long>(i));
+        progress = true;
+      } else {
+        ++i;
+      }
+    }
+    if (progress) continue;
+    for (size_t i = 0; i < ors.size(); ++i) {
+      std::vector<std::string> vars = OrJoinVars(*ors[i]);
+      if (AllBound(*s, vars)) continue;
+      const Clause* c = ors[i];
+      ors.erase(ors.begin() + static_cast<long>(i));
+      if (c->kind == Clause::Kind::kRule) {
+        MENTAT_RETURN_IF_ERROR(RuleCall(*c, s, false));
+      } else {
+        MENTAT_RETURN_IF_ERROR(OrClause(*c, s, false));
+      }
+      progress = true;
+      break;
+    }
+    if (!progress) break;
+  }
+  for (const Clause* c : ors) {
+    if (c->kind == Clause::Kind::kRule) {
+      MENTAT_RETURN_IF_ERROR(RuleCall(*c, s, true));
+    } else {
+      MENTAT_RETURN_IF_ERROR(OrClause(*c, s, true));
+    }
+  }
+  for (const Clause* c : fns) {
+    for (const Term& t : c->args)
+      if (t.is_var() && !Lookup(*s, t.name))
+        return ClauseError(Code::kInvalidArgument, c->form,
+                           "insufficient binding: " + t.name + " is not bound");
+    return ClauseError(Code::kInvalidArgument, c->form, "insufficient binding");
+  }
+  for (const Clause* c : preds) MENTAT_RETURN_IF_ERROR(Predicate(*c, s));
+  for (const Clause* c : nots) MENTAT_RETURN_IF_ERROR(NotClause(*c, s));
+  return Status::OK();
+}
+
+}  // namespace mentat::query

@@ -1,0 +1,242 @@
+// Pass 2: clauses -> SQL building blocks (items, conditions, bindings, types).
+//
+// The Analyzer walks a conjunction of clauses and adds to a Unit: one item per pattern
+// (a datoms alias, with one variant per table its view reads), input relations,
+// or/rule subqueries and conditions. Variables are bound by their first producer; later
+// occurrences become equality conditions. Types come from the schema (attribute value
+// types) and are checked where two uses meet; constants are encoded for the place they
+// are used (a keyword constant is ':ns/name' text for a keyword attribute and an entity
+// id for a ref attribute).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "query/compile.h"
+
+namespace mentat::query {
+
+struct AttrStats {
+  double datoms = 0;
+  double distinct_values = 0;
+};
+
+// Statistics read once per plan.
+struct Stats {
+  std::map<Entid, AttrStats> attrs;
+  double total_datoms = 0;
+  Entid last_tx = 0;
+};
+
+// A rule clause compiled for semi-naive evaluation.
+struct RuleClauseUnit {
+  int head_rel = -1;      // the rule relation this clause derives into (Compiled::rule_rels)
+  std::vector<int> rels;  // RelSpecs (Compiled::rels) of this unit that read rule relations
+  Unit unit;
+  std::string sql;
+  std::vector<OutCol> cols;  // how to read each head column
+  edn::Value form;
+};
+
+// A derived relation of a recursive rule, per source.
+struct RuleRel {
+  std::string rule;
+  std::string source = "$";
+  int arity = 0;
+  std::vector<VT> types;  // per column
+  int stratum = 0;
+};
+
+struct Stratum {
+  std::vector<int> rule_rels;  // evaluated together to a fixpoint
+  std::vector<int> units;      // Compiled::rule_units deriving them
+};
+
+// Find element projection.
+struct ProjElem {
+  FindElem::Kind kind = FindElem::Kind::kVar;
+  OutCol out;          // SQL mode: the element's column(s)
+  int var_index = -1;  // C++ mode: the variable's index in Compiled::row_vars
+  std::string fn;      // aggregate
+  int64_t n = -1;      // (min n ?x), (max n ?x), (sample n ?x)
+  std::string pull_src = "$";
+  edn::Value pattern;
+  int pattern_slot = -1;  // pull pattern from an input
+  std::string name;       // column name
+};
+
+// Everything needed to run a query for one schema, view shape and rule set.
+struct Compiled {
+  std::vector<Slot> slots;
+  std::vector<RelSpec> rels;
+  std::map<std::string, int> input_var_slot;  // scalar input var -> slot
+  std::vector<int> input_rel;                 // per positional input: its RelSpec or -1
+  int input_count = 0;                        // positional inputs expected
+  std::vector<RuleRel> rule_rels;
+  std::vector<RuleClauseUnit> rule_units;
+  std::vector<Stratum> strata;  // in evaluation order
+
+  Unit main;
+  std::string sql;
+  // Projection.
+  std::vector<ProjElem> find;
+  bool cpp_mode = false;         // aggregates, ordering and limits done in C++
+  std::vector<OutCol> row_vars;  // C++ mode: the decoded variables of each SQL row
+  std::vector<int> group_elems;  // C++ mode: find elements that group
+  std::vector<std::pair<int, bool>> order;  // C++ mode: (find element, desc)
+  bool distinct = true;  // the SQL removes duplicate rows
+  int limit_slot = -1, offset_slot = -1;
+  std::optional<int64_t> limit, offset;
+  std::vector<std::string> order_text;  // explain: the chosen join order
+  std::chrono::steady_clock::time_point built;
+};
+
+struct AnalyzeEnv {
+  const Schema* schema = nullptr;
+  std::map<std::string, ViewShape> sources;  // "$" and named sources
+  const RuleSet* rules = nullptr;
+  std::set<std::string> recursive;  // rule names evaluated bottom-up
+  // Column types of rule relations ("$src name"), settled over compile rounds.
+  std::map<std::string, std::vector<VT>> rule_types;
+  const Stats* stats = nullptr;
+  const std::map<std::string, DbView>* views = nullptr;
+  bool use_planner = true;
+  Compiled* out = nullptr;
+};
+
+// ---- rules.cc ----
+// Names of the rules that call themselves, directly or through other rules.
+std::set<std::string> RecursiveRules(const RuleSet& rules);
+// Column types of the rule relations from their clauses; true when they changed from
+// env->rule_types (which is updated; compile again then).
+Result<bool> SettleRuleTypes(AnalyzeEnv* env);
+// Groups rule relations into strata (dependencies first); checks stratified negation.
+Status BuildStrata(Compiled* out);
+
+class Analyzer {
+ public:
+  struct Scope {
+    int block = 0;
+    const Scope* parent = nullptr;
+    bool correlated = false;  // may use the parent's non-constant bindings
+    std::map<std::string, VarBind> vars;
+    std::map<std::string, std::vector<int>> providers;  // var -> items binding it
+    std::string src = "$";                              // default source (rules)
+    // When set, only these variables are visible from the parent scopes (not-join,
+    // or-join and rule bodies).
+    std::optional<std::set<std::string>> import;
+  };
+
+  Analyzer(AnalyzeEnv* env, Unit* unit) : env_(env), unit_(unit) {}
+
+  // Analyzes `clauses` into the scope's block.
+  Status Conjunction(const Clauses& clauses, Scope* scope);
+
+  // Finds a variable's binding in the scope chain; nullptr when unbound.
+  const VarBind* Lookup(const Scope& s, const std::string& var) const;
+  // Binds `var` to `b`, or adds "existing = b" when already bound. `form` for errors.
+  Status BindOrConstrain(Scope* s, const std::string& var, VarBind b, int item,
+                         const edn::Value& form);
+  // Encodes a constant for a place of type `t` (kAny: natural encoding).
+  Result<Expr> ConstExpr(const edn::Value& v, VT t, const std::string& src,
+                         const edn::Value& form);
+  // The binding of an argument term (a bound variable or a constant), encoded for a
+  // place of type `want` (kAny: as it is).
+  Result<VarBind> ArgBind(const Scope& s, const Term& t, VT want, const edn::Value& form);
+  // The SQL of a source's view as a table: "datoms" or a UNION ALL subquery.
+  std::string ViewTable(const std::string& src, bool with_added);
+  Result<ViewShape> SourceShape(const std::string& src, const edn::Value& form) const;
+
+  Unit* unit() { return unit_; }
+  AnalyzeEnv* env() { return env_; }
+  int NewItem(Item::Kind kind, const edn::Value& form, Scope* s);
+  // A pattern item reading the view of `src` (no conditions yet).
+  int ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form,
+               Scope* s);
+  // An item reading relation `rel` (mentat_rel), binding `vars` to its columns.
+  Status RelItem(int rel, const std::vector<std::string>& vars, const edn::Value& form,
+                 Scope* s);
+  int NewBlock(bool correlated);
+  void AddWhere(Scope* s, Expr e) { unit_->blocks[s->block].where.push_back(std::move(e)); }
+
+ private:
+  struct FnValue {
+    std::vector<VarBind> values;  // one, or the parts of a tuple
+    bool nullable = false;        // drop rows where it is NULL
+  };
+  Status Pattern(const Clause& c, Scope* s);
+  Result<FnValue> ScalarFunction(const Clause& c, const Scope& s);
+  // Functions (functions.cc): returns false (in *done) when arguments are not bound yet.
+  Status Function(const Clause& c, Scope* s, bool* done);
+  Status Predicate(const Clause& c, Scope* s);
+  Status BindResult(const Clause& c, Scope* s, const BindingForm& b, std::vector<VarBind> vals,
+                    bool nullable);
+  Status SpecialFunction(const Clause& c, Scope* s, bool* handled);
+  Status Ground(const Clause& c, Scope* s);
+  Status TxIds(const Clause& c, Scope* s);
+  Status TxData(const Clause& c, Scope* s);
+  Status Fulltext(const Clause& c, Scope* s);
+  Status ConstRelation(const Clause& c, Scope* s, const edn::Value& value);
+  // or / not / rules (clauses.cc).
+  bool AllBound(const Scope& s, const std::vector<std::string>& vars) const;
+  Status OrClause(const Clause& c, Scope* s, bool as_filter);
+  Status NotClause(const Clause& c, Scope* s);
+  Status RuleCall(const Clause& c, Scope* s, bool as_filter);
+  Result<Clause> ExpandRule(const Clause& call, const Scope& s);
+  Status RecursiveRuleCall(const Clause& c, Scope* s);
+  Status OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join);
+  int ArmCount(int block) const;
+ public:
+  // Copies a finished scope's providers into its block (for the planner).
+  void FinishBlock(const Scope& sub);
+  // The derived relation of recursive rule `name` read from `src`; compiles its clauses
+  // on first use (rules.cc).
+  Result<int> EnsureRuleRel(const std::string& name, const std::string& src);
+  const std::vector<int>& rule_rels_used() const { return rule_rels_used_; }
+
+ private:
+  Status OrBranch(const Clause& branch, const std::vector<std::string>& join_vars, Scope* sub);
+  std::vector<std::string> OrJoinVars(const Clause& c) const;
+
+  VarBind ViewColumn(int item, const std::string& col, VT t);
+
+  AnalyzeEnv* env_;
+  Unit* unit_;
+  int fresh_ = 0;
+  int negation_ = 0;
+  int rule_depth_ = 0;
+  std::vector<int> rule_rels_used_;  // RelSpecs of rule relations read by this unit
+};
+
+// Builds a Compiled for `q` (analysis, planning and SQL). `input_sizes` are the sizes
+// of the positional inputs that are collections or relations (planner hints).
+Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
+                                          const std::vector<size_t>& input_sizes);
+
+// ---- plan.cc ----
+// Orders the items of every block of `unit` (join order), sets index hints.
+void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
+              const std::map<std::string, ViewShape>& shapes,
+              const std::map<std::string, DbView>& views, const std::vector<RelSpec>& rels,
+              bool use_planner);
+// Reads attr_stats and meta.
+Result<Stats> ReadStats(storage::Connection* conn);
+
+// ---- sql.cc ----
+// The SQL text of block `block` with the given SELECT list builder.
+struct SelectSpec {
+  std::vector<Expr> columns;
+  bool distinct = false;
+  std::string tail;  // GROUP BY / ORDER BY / LIMIT text after the arms (may use c0..)
+  std::string group_by_cols;  // when set: SELECT <this> FROM (arms) <tail>
+};
+std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin);
+int CountArms(const Unit& unit, int block);
+// Describes the join order of a block for explain.
+std::vector<std::string> DescribeOrder(const Unit& unit, int block);
+
+}  // namespace mentat::query

@@ -1,0 +1,131 @@
+// The parsed form of a query (private to src/query). parse.cc builds it from EDN;
+// every node keeps its source form so errors can name the clause and its line:column.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mentat/edn.h"
+#include "mentat/status.h"
+
+namespace mentat::query {
+
+// A place in a pattern or an argument of a function, predicate or rule.
+struct Term {
+  enum class Kind : uint8_t { kVar, kBlank, kConst, kSrc };
+  Kind kind = Kind::kBlank;
+  std::string name;  // "?x" for variables, "$a" for sources
+  edn::Value value;  // the constant; for other kinds the original form
+  static Term Var(std::string n) { return Term{Kind::kVar, std::move(n), {}}; }
+  static Term Blank() { return Term{Kind::kBlank, "_", {}}; }
+  static Term Const(edn::Value v) { return Term{Kind::kConst, "", std::move(v)}; }
+  bool is_var() const { return kind == Kind::kVar; }
+  bool is_blank() const { return kind == Kind::kBlank; }
+  bool is_const() const { return kind == Kind::kConst; }
+};
+
+// The binding form of a function's result or of an :in item.
+struct BindingForm {
+  enum class Kind : uint8_t { kScalar, kTuple, kColl, kRel, kBlank };
+  Kind kind = Kind::kBlank;
+  std::vector<std::string> vars;  // "_" for blanks; one for scalar and coll
+  edn::Value form;
+};
+
+struct Clause;
+using Clauses = std::vector<Clause>;
+
+struct Clause {
+  enum class Kind : uint8_t { kPattern, kPred, kFn, kRule, kNot, kNotJoin, kOr, kOrJoin, kAnd };
+  Kind kind = Kind::kPattern;
+  edn::Value form;
+  std::string src = "$";  // data source of patterns, functions, rules, not/or
+  // kPattern: 2..5 places [e a v tx added]; missing places are blanks.
+  std::vector<Term> places;
+  // kPred, kFn, kRule: the function or rule name and its arguments.
+  std::string fn;
+  std::vector<Term> args;
+  BindingForm binding;  // kFn
+  // kNotJoin, kOrJoin: the join variables (or-join's required [?a] ones included).
+  std::vector<std::string> join_vars;
+  // kNot, kNotJoin, kAnd: the clauses. kOr, kOrJoin: the branches (each a clause; `and`
+  // branches have kind kAnd).
+  Clauses body;
+};
+
+struct RuleDef {
+  std::string name;
+  std::vector<std::string> params;  // required ([?a]) params first, as written
+  size_t required = 0;              // how many leading params were in [...]
+  Clauses body;
+  edn::Value form;
+};
+
+struct RuleSet {
+  std::map<std::string, std::vector<RuleDef>> rules;  // name -> definitions (a disjunction)
+};
+
+struct InSpec {
+  enum class Kind : uint8_t { kSrc, kRules, kScalar, kTuple, kColl, kRel, kBlank };
+  Kind kind = Kind::kScalar;
+  std::string name;               // "$", "$a", "%", or the variable of a scalar
+  std::vector<std::string> vars;  // tuple/coll/rel variables ("_" for blanks)
+  edn::Value form;
+};
+
+struct FindElem {
+  enum class Kind : uint8_t { kVar, kAgg, kPull, kThe };
+  Kind kind = Kind::kVar;
+  std::string var;        // the variable (aggregated, pulled or plain)
+  std::string fn;         // aggregate name
+  std::vector<Term> args;  // aggregate arguments as written (e.g. 3 ?x for (max 3 ?x))
+  std::string src = "$";  // pull source
+  edn::Value pattern;     // pull pattern (constant), or nil when pattern_var is set
+  std::string pattern_var;
+  edn::Value form;
+};
+
+struct OrderItem {
+  bool desc = false;
+  int find_index = -1;  // an element of :find, or -1 for a plain variable
+  std::string var;
+  edn::Value form;
+};
+
+struct ParsedQuery {
+  enum class FindKind : uint8_t { kRel, kColl, kTuple, kScalar };
+  FindKind find_kind = FindKind::kRel;
+  std::vector<FindElem> find;
+  std::vector<edn::Value> keys;  // :keys/:strs/:syms as keywords, strings or symbols
+  edn::Value keys_form;
+  std::vector<std::string> with;
+  std::vector<InSpec> in;
+  Clauses where;
+  std::vector<OrderItem> order;
+  std::optional<int64_t> limit, offset;
+  std::string limit_var, offset_var;
+  std::optional<int64_t> timeout_ms;
+  edn::Value form;  // the whole query
+};
+
+// ---- parse.cc ----
+
+// Parses a query value (vector, map, or a string holding one).
+Result<ParsedQuery> ParseQuery(const edn::Value& query);
+// Parses a rule set (a vector of rules, or a string holding one).
+Result<RuleSet> ParseRules(const edn::Value& rules);
+
+// "L:C" of `form`, or "" when it has no position.
+std::string PosText(const edn::Value& form);
+// An error naming `form` (printed, shortened) and its position:
+// "<message> in <form> at L:C".
+Status ClauseError(Code code, const edn::Value& form, const std::string& message);
+
+// Every variable (and "_"-free) mentioned in `clauses`, in order of first appearance.
+void CollectVars(const Clauses& clauses, std::vector<std::string>* out);
+void CollectClauseVars(const Clause& clause, std::vector<std::string>* out);
+
+}  // namespace mentat::query

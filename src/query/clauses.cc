@@ -1,0 +1,386 @@
+// Pass 2 (or, not, rules): sub-blocks.
+//
+// `not`/`not-join` become NOT EXISTS over a correlated block. An `or` whose variables are
+// all bound becomes EXISTS over its branches. An `or` that binds new variables is
+// distributed over the enclosing block (one UNION arm per branch, so every branch still
+// reads index ranges driven by the bindings around it); when that would make too many
+// arms it becomes a self-contained UNION subquery joined on its variables. Rules that
+// are not recursive are expanded into an or-join of their bodies; recursive rules read
+// their derived relation (rules.cc).
+#include <algorithm>
+#include <functional>
+
+#include "query/analyze.h"
+
+namespace mentat::query {
+
+namespace {
+
+constexpr int kMaxBranchArms = 16;
+
+}  // namespace
+
+std::vector<std::string> Analyzer::OrJoinVars(const Clause& c) const {
+  std::vector<std::string> vars;
+  if (c.kind == Clause::Kind::kOrJoin) return c.join_vars;
+  if (c.kind == Clause::Kind::kRule) {
+    for (const Term& t : c.args)
+      if (t.is_var() && std::find(vars.begin(), vars.end(), t.name) == vars.end())
+        vars.push_back(t.name);
+    return vars;
+  }
+  CollectClauseVars(c, &vars);
+  return vars;
+}
+
+int Analyzer::ArmCount(int block) const {
+  int n = 1;
+  for (int id : unit_->blocks[block].items) {
+    const Item& item = unit_->items[id];
+    int k = 0;
+    if (item.kind == Item::Kind::kComposite) {
+      for (const Variant& v : item.variants) k += ArmCount(v.branch);
+    } else {
+      k = static_cast<int>(item.variants.size());
+    }
+    n *= std::max(1, k);
+    if (n > 1 << 20) return n;
+  }
+  return n;
+}
+
+void Analyzer::FinishBlock(const Scope& sub) {
+  Block& b = unit_->blocks[sub.block];
+  for (const auto& [var, items] : sub.providers) {
+    auto& dst = b.providers[var];
+    dst.insert(dst.end(), items.begin(), items.end());
+  }
+}
+
+Status Analyzer::NotClause(const Clause& c, Scope* s) {
+  std::vector<std::string> join;
+  if (c.kind == Clause::Kind::kNotJoin) {
+    for (const auto& v : c.join_vars)
+      if (!Lookup(*s, v))
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "insufficient binding: not-join variable " + v + " is not bound");
+    join = c.join_vars;
+  } else {
+    std::vector<std::string> vars;
+    CollectVars(c.body, &vars);
+    for (const auto& v : vars)
+      if (Lookup(*s, v)) join.push_back(v);
+    if (join.empty())
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "not with no bound variable (none of its variables is bound)");
+  }
+  int block = NewBlock(true);
+  Scope sub;
+  sub.block = block;
+  sub.parent = s;
+  sub.correlated = true;
+  sub.import = std::set<std::string>(join.begin(), join.end());
+  sub.src = c.src == "$" ? s->src : c.src;
+  for (const auto& v : join) unit_->blocks[block].bound_on_entry.insert(v);
+  ++negation_;
+  Status st = Conjunction(c.body, &sub);
+  --negation_;
+  MENTAT_RETURN_IF_ERROR(st);
+  FinishBlock(sub);
+  AddWhere(s, "NOT EXISTS " + ExistsOf(block));
+  return Status::OK();
+}
+
+Status Analyzer::OrBranch(const Clause& branch, const std::vector<std::string>& join_vars,
+                          Scope* sub) {
+  (void)join_vars;
+  if (branch.kind == Clause::Kind::kAnd) return Conjunction(branch.body, sub);
+  return Conjunction(Clauses{branch}, sub);
+}
+
+Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
+  std::vector<std::string> join = OrJoinVars(c);
+  std::string src = c.src == "$" ? s->src : c.src;
+  auto make_scope = [&](int block, bool correlated) {
+    Scope sub;
+    sub.block = block;
+    sub.parent = s;
+    sub.correlated = correlated;
+    sub.import = std::set<std::string>(join.begin(), join.end());
+    sub.src = src;
+    for (const auto& v : join)
+      if (Lookup(*s, v) && (correlated || Lookup(*s, v)->deps.empty()))
+        unit_->blocks[block].bound_on_entry.insert(v);
+    return sub;
+  };
+  if (as_filter) {
+    std::string expr;
+    for (const Clause& branch : c.body) {
+      int block = NewBlock(true);
+      Scope sub = make_scope(block, true);
+      MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &sub));
+      FinishBlock(sub);
+      expr += (expr.empty() ? "" : " OR ") + std::string("EXISTS ") + ExistsOf(block);
+    }
+    AddWhere(s, "(" + expr + ")");
+    return Status::OK();
+  }
+  // Generator: try distributing the branches over the enclosing block.
+  std::vector<std::string> unbound;
+  for (const auto& v : join)
+    if (!Lookup(*s, v)) unbound.push_back(v);
+  size_t items_before = unit_->items.size(), blocks_before = unit_->blocks.size();
+  size_t params_before = unit_->params.size();
+  size_t rels_before = env_->out->rels.size(), slots_before = env_->out->slots.size();
+  size_t used_before = rule_rels_used_.size();
+  std::vector<Scope> subs;
+  int arms = 0;
+  for (const Clause& branch : c.body) {
+    int block = NewBlock(true);
+    subs.push_back(make_scope(block, true));
+    MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &subs.back()));
+    FinishBlock(subs.back());
+    arms += ArmCount(block);
+    for (const auto& v : unbound)
+      if (!subs.back().vars.count(v))
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "insufficient binding: an or branch does not bind " + v);
+  }
+  // Branch types must agree for each new variable.
+  std::vector<VT> types(unbound.size());
+  bool consistent = true;
+  for (size_t i = 0; i < unbound.size(); ++i) {
+    types[i] = subs[0].vars[unbound[i]].type;
+    for (auto& sub : subs) {
+      VT t = sub.vars[unbound[i]].type;
+      if (t == VT::kTuple) consistent = false;
+      if (t != types[i]) {
+        if (IsStatic(t) && IsStatic(types[i]))
+          return ClauseError(Code::kSchema, c.form,
+                             "type mismatch: or branches bind " + unbound[i] + " as a " +
+                                 VTName(types[i]) + " and as a " + VTName(t));
+        if (!IsStatic(t) && t != VT::kDynamic) consistent = false;
+        if (!IsStatic(types[i]) && types[i] != VT::kDynamic) consistent = false;
+        types[i] = VT::kDynamic;
+      }
+    }
+  }
+  if (consistent && arms <= kMaxBranchArms) {
+    int id = NewItem(Item::Kind::kComposite, c.form, s);
+    for (size_t b = 0; b < subs.size(); ++b) {
+      Variant v;
+      v.branch = subs[b].block;
+      for (size_t i = 0; i < unbound.size(); ++i) {
+        const VarBind& vb = subs[b].vars[unbound[i]];
+        v.cols["j" + std::to_string(i)] = vb.sql;
+        if (types[i] == VT::kDynamic) {
+          // A static type in this branch: its attribute is any attribute of that type.
+          v.cols["j" + std::to_string(i) + "a"] =
+              vb.type == VT::kDynamic ? vb.attr : IntLit(TypeCode(ToValueType(vb.type)));
+        }
+      }
+      unit_->items[id].variants.push_back(std::move(v));
+    }
+    for (size_t i = 0; i < unbound.size(); ++i) {
+      unit_->items[id].plan.binds.push_back(unbound[i]);
+      VarBind vb = ViewColumn(id, "j" + std::to_string(i), types[i]);
+      if (types[i] == VT::kDynamic) vb.attr = Col(id, "j" + std::to_string(i) + "a");
+      MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, unbound[i], std::move(vb), id, c.form));
+    }
+    return Status::OK();
+  }
+  // Fall back to a self-contained UNION subquery: analyze the branches again, uncorrelated.
+  unit_->items.resize(items_before);
+  unit_->blocks.resize(blocks_before);
+  unit_->params.resize(params_before);
+  env_->out->rels.resize(rels_before);
+  env_->out->slots.resize(slots_before);
+  rule_rels_used_.resize(used_before);
+  return OrGenerator(c, s, join);
+}
+
+Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join) {
+  std::string src = c.src == "$" ? s->src : c.src;
+  std::string table = "(";
+  std::vector<Scope> subs;
+  for (size_t b = 0; b < c.body.size(); ++b) {
+    int block = NewBlock(false);
+    Scope sub;
+    sub.block = block;
+    sub.parent = s;
+    sub.correlated = false;
+    sub.import = std::set<std::string>(join.begin(), join.end());
+    sub.src = src;
+    for (const auto& v : join)
+      if (const VarBind* vb = Lookup(*s, v); vb && vb->deps.empty())
+        unit_->blocks[block].bound_on_entry.insert(v);
+    MENTAT_RETURN_IF_ERROR(OrBranch(c.body[b], join, &sub));
+    FinishBlock(sub);
+    for (size_t i = 0; i < join.size(); ++i) {
+      const VarBind* vb = Lookup(sub, join[i]);
+      if (!vb)
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "insufficient binding: an or branch does not bind " + join[i]);
+      if (vb->type == VT::kTuple)
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "tuple variable " + join[i] + " cannot leave an or");
+      unit_->blocks[block].outputs.push_back({"j" + std::to_string(i), vb->sql});
+      if (vb->type == VT::kDynamic)
+        unit_->blocks[block].outputs.push_back({"j" + std::to_string(i) + "a", vb->attr});
+    }
+    table += (b ? " UNION " : "") + GeneratorOf(block);
+    subs.push_back(std::move(sub));
+  }
+  table += ")";
+  // Output types: every branch must agree (dynamic columns exist in all or none).
+  std::vector<VT> types;
+  for (size_t i = 0; i < join.size(); ++i) {
+    VT t = Lookup(subs[0], join[i])->type;
+    for (auto& sub : subs) {
+      VT u = Lookup(sub, join[i])->type;
+      if (u != t && (IsStatic(u) && IsStatic(t)))
+        return ClauseError(Code::kSchema, c.form,
+                           "type mismatch: or branches bind " + join[i] + " as a " +
+                               VTName(t) + " and as a " + VTName(u));
+      if (u != t && (u == VT::kDynamic || t == VT::kDynamic))
+        return ClauseError(Code::kUnsupported, c.form,
+                           "or branches bind " + join[i] + " with different types");
+      if (u != t) t = VT::kAny;
+    }
+    types.push_back(t);
+  }
+  int id = NewItem(Item::Kind::kGenerator, c.form, s);
+  unit_->items[id].variants.push_back(Variant{table, {}, {}, -1});
+  unit_->items[id].plan.fixed_rows = 1000;
+  for (size_t i = 0; i < join.size(); ++i) {
+    unit_->items[id].plan.binds.push_back(join[i]);
+    VarBind vb = ViewColumn(id, "j" + std::to_string(i), types[i]);
+    if (types[i] == VT::kAny) vb.type = VT::kNumeric;
+    if (types[i] == VT::kDynamic) vb.attr = Col(id, "j" + std::to_string(i) + "a");
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, join[i], std::move(vb), id, c.form));
+  }
+  return Status::OK();
+}
+
+Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
+  (void)s;
+  if (!env_->rules)
+    return ClauseError(Code::kInvalidArgument, call.form,
+                       "unknown rule " + call.fn + " (no rules given with %)");
+  auto it = env_->rules->rules.find(call.fn);
+  if (it == env_->rules->rules.end())
+    return ClauseError(Code::kInvalidArgument, call.form, "unknown rule " + call.fn);
+  const auto& defs = it->second;
+  if (defs[0].params.size() != call.args.size())
+    return ClauseError(Code::kInvalidArgument, call.form,
+                       "wrong number of arguments to rule " + call.fn + ": expected " +
+                           std::to_string(defs[0].params.size()) + ", got " +
+                           std::to_string(call.args.size()));
+  Clause out;
+  out.kind = Clause::Kind::kOrJoin;
+  out.form = call.form;
+  out.src = call.src;
+  std::vector<Term> args = call.args;
+  Clauses grounds;
+  for (Term& t : args) {
+    if (t.is_var()) {
+      if (std::find(out.join_vars.begin(), out.join_vars.end(), t.name) == out.join_vars.end())
+        out.join_vars.push_back(t.name);
+      continue;
+    }
+    // Constants and blanks become fresh variables (grounded for constants).
+    std::string fresh = "?__c" + std::to_string(fresh_++);
+    if (t.is_const()) {
+      Clause g;
+      g.kind = Clause::Kind::kFn;
+      g.form = call.form;
+      g.fn = "ground";
+      g.args.push_back(t);
+      g.binding.kind = BindingForm::Kind::kScalar;
+      g.binding.vars.push_back(fresh);
+      g.binding.form = call.form;
+      grounds.push_back(g);
+      out.join_vars.push_back(fresh);
+    }
+    t = Term::Var(fresh);
+  }
+  for (const RuleDef& def : defs) {
+    std::map<std::string, std::string> rename;
+    for (size_t i = 0; i < def.params.size(); ++i) rename[def.params[i]] = args[i].name;
+    int tag = fresh_++;
+    std::function<void(Clause&)> fix = [&](Clause& c) {
+      auto ren = [&](std::string& v) {
+        if (v.empty() || v[0] != '?') return;
+        auto r = rename.find(v);
+        if (r == rename.end()) r = rename.emplace(v, "?__r" + std::to_string(tag) + "_" + v.substr(1)).first;
+        v = r->second;
+      };
+      for (Term& t : c.places)
+        if (t.is_var()) ren(t.name);
+      for (Term& t : c.args)
+        if (t.is_var()) ren(t.name);
+      for (auto& v : c.binding.vars) ren(v);
+      for (auto& v : c.join_vars) ren(v);
+      for (Clause& b : c.body) fix(b);
+    };
+    Clause branch;
+    branch.kind = Clause::Kind::kAnd;
+    branch.form = def.form;
+    branch.body = grounds;
+    for (const Clause& c : def.body) {
+      Clause copy = c;
+      fix(copy);
+      branch.body.push_back(std::move(copy));
+    }
+    out.body.push_back(std::move(branch));
+  }
+  return out;
+}
+
+Status Analyzer::RuleCall(const Clause& c, Scope* s, bool as_filter) {
+  if (env_->recursive.count(c.fn)) return RecursiveRuleCall(c, s);
+  if (++rule_depth_ > 64) {
+    --rule_depth_;
+    return ClauseError(Code::kInvalidArgument, c.form, "rules nest too deeply");
+  }
+  auto expanded = ExpandRule(c, *s);
+  Status st = expanded.ok() ? OrClause(*expanded, s, as_filter && AllBound(*s, expanded->join_vars))
+                            : expanded.status();
+  --rule_depth_;
+  return st;
+}
+
+Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
+  auto it = env_->rules->rules.find(c.fn);
+  if (it->second[0].params.size() != c.args.size())
+    return ClauseError(Code::kInvalidArgument, c.form,
+                       "wrong number of arguments to rule " + c.fn + ": expected " +
+                           std::to_string(it->second[0].params.size()) + ", got " +
+                           std::to_string(c.args.size()));
+  std::string src = c.src == "$" ? s->src : c.src;
+  MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
+  MENTAT_ASSIGN_OR_RETURN(int rr, EnsureRuleRel(c.fn, src));
+  RelSpec spec;
+  spec.kind = RelSpec::Kind::kRule;
+  spec.rule_rel = rr;
+  spec.arity = env_->out->rule_rels[rr].arity;
+  spec.size_hint = 1000;
+  spec.negated = negation_ > 0;
+  int rel = static_cast<int>(env_->out->rels.size());
+  env_->out->rels.push_back(spec);
+  rule_rels_used_.push_back(rel);
+  std::vector<std::string> vars;
+  for (const Term& t : c.args) vars.push_back(t.is_var() ? t.name : "_");
+  size_t first_item = unit_->items.size();
+  MENTAT_RETURN_IF_ERROR(RelItem(rel, vars, c.form, s));
+  int id = static_cast<int>(first_item);
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    if (!c.args[i].is_const()) continue;
+    VT t = env_->out->rule_rels[rr].types[i];
+    MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(c.args[i].value, IsStatic(t) ? t : VT::kAny, src, c.form));
+    unit_->items[id].conds.push_back(Col(id, "c" + std::to_string(i)) + " = " + x);
+  }
+  return Status::OK();
+}
+
+}  // namespace mentat::query

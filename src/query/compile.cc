@@ -1,0 +1,462 @@
+// The compile driver: inputs, analysis, projection (what the SELECT returns, where
+// aggregation happens), planning and SQL for the main query and the rule units.
+#include <algorithm>
+
+#include "query/analyze.h"
+
+namespace mentat::query {
+
+namespace {
+
+const std::set<std::string> kSqlAggs = {"count", "count-distinct", "sum", "avg", "min", "max"};
+const std::set<std::string> kAggs = {"count",  "count-distinct", "sum",      "avg",
+                                     "min",    "max",            "median",   "variance",
+                                     "stddev", "distinct",       "sample",   "rand"};
+
+// True unless every row of block 0 is provably unique over `projected` (so SELECT
+// DISTINCT can be skipped): each pattern's datom key [e a v] is projected or functionally
+// determined (cardinality-one e -> v, unique v -> e), each input relation is a set.
+bool NeedsDistinct(const Unit& u, const AnalyzeEnv& env, std::set<std::string> f) {
+  const Block& b = u.blocks[0];
+  f.insert(b.bound_on_entry.begin(), b.bound_on_entry.end());
+  for (int id : b.items) {
+    const Item& it = u.items[id];
+    if (it.kind == Item::Kind::kRel) {
+      if (it.plan.binds.size() < static_cast<size_t>(env.out->rels[it.rel].arity)) return true;
+      continue;
+    }
+    if (it.kind != Item::Kind::kPattern) return true;
+    auto sh = env.sources.find(it.plan.src);
+    if (sh != env.sources.end() && sh->second.history) return true;
+  }
+  auto in = [&](PlanInfo::Pos pos, const std::string& v) {
+    return pos == PlanInfo::Pos::kConst || (pos == PlanInfo::Pos::kVar && f.count(v));
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (int id : b.items) {
+      const PlanInfo& p = u.items[id].plan;
+      if (u.items[id].kind != Item::Kind::kPattern || p.attr < 0) continue;
+      const Attribute* a = env.schema->attribute(p.attr);
+      if (!a) continue;
+      if (in(p.e, p.e_var) && !a->many && p.v == PlanInfo::Pos::kVar && !f.count(p.v_var))
+        changed = f.insert(p.v_var).second || changed;
+      if (in(p.v, p.v_var) && a->unique != Unique::kNone && p.e == PlanInfo::Pos::kVar &&
+          !f.count(p.e_var))
+        changed = f.insert(p.e_var).second || changed;
+    }
+  }
+  for (int id : b.items) {
+    const Item& it = u.items[id];
+    const PlanInfo& p = it.plan;
+    if (it.kind == Item::Kind::kRel) {
+      for (const auto& v : p.binds)
+        if (!f.count(v)) return true;
+      continue;
+    }
+    const Attribute* a = p.attr >= 0 ? env.schema->attribute(p.attr) : nullptr;
+    bool e_ok = in(p.e, p.e_var) ||
+                (a && a->unique != Unique::kNone && in(p.v, p.v_var));
+    bool a_ok = p.attr >= 0 || in(p.a, p.a_var);
+    bool v_ok = in(p.v, p.v_var) || (p.v == PlanInfo::Pos::kFree && a && !a->many && e_ok);
+    if (!e_ok || !a_ok || !v_ok) return true;
+  }
+  return false;
+}
+
+struct Projector {
+  Analyzer& a;
+  const Analyzer::Scope& top;
+  Compiled* out;
+  std::vector<Expr> cols;
+  std::map<std::string, OutCol> var_cols;
+
+  OutCol AddBind(const VarBind& b) {
+    OutCol oc;
+    oc.type = b.type;
+    if (b.type == VT::kTuple) {
+      for (const VarBind& p : b.parts) oc.parts.push_back(AddBind(p));
+      return oc;
+    }
+    oc.col = static_cast<int>(cols.size());
+    cols.push_back(b.sql);
+    if (b.type == VT::kDynamic) {
+      oc.attr_col = static_cast<int>(cols.size());
+      cols.push_back(b.attr);
+    }
+    if (b.type == VT::kAny) {
+      oc.slot = b.slot;
+      if (b.slot < 0) oc.type = VT::kNumeric;
+    }
+    return oc;
+  }
+
+  Result<OutCol> AddVar(const std::string& var, const edn::Value& form, const char* where) {
+    auto it = var_cols.find(var);
+    if (it != var_cols.end()) return it->second;
+    const VarBind* b = a.Lookup(top, var);
+    if (!b)
+      return ClauseError(Code::kInvalidArgument, form,
+                         "unbound variable " + var + " in " + where);
+    OutCol oc = AddBind(*b);
+    var_cols[var] = oc;
+    return oc;
+  }
+};
+
+void CollectCols(const OutCol& oc, std::vector<int>* out) {
+  if (oc.col >= 0) out->push_back(oc.col);
+  if (oc.attr_col >= 0) out->push_back(oc.attr_col);
+  for (const auto& p : oc.parts) CollectCols(p, out);
+}
+
+OutCol Remap(const OutCol& oc, std::vector<std::string>* outer) {
+  OutCol r = oc;
+  if (oc.col >= 0) {
+    r.col = static_cast<int>(outer->size());
+    outer->push_back("c" + std::to_string(oc.col));
+  }
+  if (oc.attr_col >= 0) {
+    r.attr_col = static_cast<int>(outer->size());
+    outer->push_back("c" + std::to_string(oc.attr_col));
+  }
+  for (size_t i = 0; i < oc.parts.size(); ++i) r.parts[i] = Remap(oc.parts[i], outer);
+  return r;
+}
+
+int FirstCol(const OutCol& oc) {
+  if (oc.col >= 0) return oc.col;
+  return oc.parts.empty() ? 0 : FirstCol(oc.parts[0]);
+}
+
+}  // namespace
+
+Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scope& top,
+                         AnalyzeEnv* env, bool pin, std::string* sql);
+
+namespace {
+
+Status Inputs(const ParsedQuery& q, Analyzer& a, Analyzer::Scope* top, AnalyzeEnv* env,
+              const std::vector<size_t>& input_sizes) {
+  Compiled* out = env->out;
+  std::set<std::string> seen;
+  int pos = 0;
+  auto var_ok = [&](const std::string& v, const edn::Value& form) -> Status {
+    if (v == "_") return Status::OK();
+    if (!seen.insert(v).second)
+      return ClauseError(Code::kInvalidArgument, form, "variable " + v + " appears twice in :in");
+    return Status::OK();
+  };
+  for (size_t i = 0; i < q.in.size(); ++i) {
+    const InSpec& in = q.in[i];
+    if (in.kind == InSpec::Kind::kSrc && in.name == "$" && i == 0) continue;
+    int input = pos++;
+    out->input_rel.push_back(-1);
+    switch (in.kind) {
+      case InSpec::Kind::kSrc:
+        if (!env->sources.count(in.name))
+          return ClauseError(Code::kInvalidArgument, in.form,
+                             "no database given for source " + in.name);
+        break;
+      case InSpec::Kind::kRules:
+      case InSpec::Kind::kBlank: break;
+      case InSpec::Kind::kScalar:
+      case InSpec::Kind::kTuple: {
+        std::vector<std::string> vars =
+            in.kind == InSpec::Kind::kScalar ? std::vector<std::string>{in.name} : in.vars;
+        for (size_t k = 0; k < vars.size(); ++k) {
+          MENTAT_RETURN_IF_ERROR(var_ok(vars[k], in.form));
+          if (vars[k] == "_") continue;
+          Slot slot;
+          slot.input = input;
+          if (in.kind == InSpec::Kind::kTuple) slot.path.push_back(static_cast<int>(k));
+          slot.var = vars[k];
+          slot.form = in.form;
+          int sid = static_cast<int>(out->slots.size());
+          out->slots.push_back(slot);
+          out->input_var_slot[vars[k]] = sid;
+          VarBind b;
+          Param p;
+          p.kind = Param::Kind::kInput;
+          p.slot = sid;
+          b.sql = a.unit()->ParamRef(std::move(p));
+          b.type = VT::kAny;
+          b.slot = sid;
+          top->vars[vars[k]] = b;
+          a.unit()->blocks[0].bound_on_entry.insert(vars[k]);
+        }
+        break;
+      }
+      case InSpec::Kind::kColl:
+      case InSpec::Kind::kRel: {
+        RelSpec spec;
+        spec.kind = RelSpec::Kind::kInput;
+        spec.input = input;
+        spec.coll = in.kind == InSpec::Kind::kColl;
+        spec.arity = static_cast<int>(in.vars.size());
+        if (spec.arity > 32)
+          return ClauseError(Code::kUnsupported, in.form, "relation inputs have at most 32 columns");
+        spec.size_hint = input < static_cast<int>(input_sizes.size())
+                             ? static_cast<double>(input_sizes[input])
+                             : 100;
+        int rel = static_cast<int>(out->rels.size());
+        for (size_t k = 0; k < in.vars.size(); ++k) {
+          MENTAT_RETURN_IF_ERROR(var_ok(in.vars[k], in.form));
+          Slot slot;
+          slot.input = input;
+          slot.rel = rel;
+          slot.column = static_cast<int>(k);
+          slot.var = in.vars[k];
+          slot.form = in.form;
+          spec.slots.push_back(static_cast<int>(out->slots.size()));
+          out->slots.push_back(slot);
+        }
+        out->rels.push_back(spec);
+        out->input_rel.back() = rel;
+        MENTAT_RETURN_IF_ERROR(a.RelItem(rel, in.vars, in.form, top));
+        break;
+      }
+    }
+  }
+  out->input_count = pos;
+  return Status::OK();
+}
+
+Status CompileOnce(const ParsedQuery& q, AnalyzeEnv* env, const std::vector<size_t>& input_sizes,
+                   bool pin, std::string* sql) {
+  Analyzer a(env, &env->out->main);
+  a.NewBlock(false);
+  Analyzer::Scope top;
+  top.block = 0;
+  MENTAT_RETURN_IF_ERROR(Inputs(q, a, &top, env, input_sizes));
+  MENTAT_RETURN_IF_ERROR(a.Conjunction(q.where, &top));
+  a.FinishBlock(top);
+  return CompileProjection(q, a, top, env, pin, sql);
+}
+
+}  // namespace
+
+Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scope& top,
+                         AnalyzeEnv* env, bool pin, std::string* sql) {
+  Compiled* out = env->out;
+  Projector pr{a, top, out, {}, {}};
+  bool has_agg = false, has_the = false, cpp = false;
+  int minmax = 0;
+  for (const FindElem& f : q.find) {
+    if (f.kind == FindElem::Kind::kThe) has_the = true;
+    if (f.kind != FindElem::Kind::kAgg) continue;
+    has_agg = true;
+    if (!kAggs.count(f.fn))
+      return ClauseError(Code::kInvalidArgument, f.form, "unknown aggregate " + f.fn);
+    bool nform = f.args.size() == 2;
+    if (f.args.size() > 2 || (nform && !(f.fn == "min" || f.fn == "max" || f.fn == "sample" ||
+                                         f.fn == "rand")))
+      return ClauseError(Code::kInvalidArgument, f.form,
+                         "wrong number of arguments to aggregate " + f.fn);
+    if ((f.fn == "sample" || f.fn == "rand") && !nform && f.fn == "sample")
+      return ClauseError(Code::kInvalidArgument, f.form, "expected (sample n ?x)");
+    if (nform && (!f.args[0].is_const() || !f.args[0].value.is_int() ||
+                  f.args[0].value.as_int() < 0 || !f.args[1].is_var()))
+      return ClauseError(Code::kInvalidArgument, f.form,
+                         "expected (" + f.fn + " n ?x) with a non-negative integer n");
+    if (!nform && (f.fn == "min" || f.fn == "max")) ++minmax;
+    const VarBind* b = a.Lookup(top, f.var);
+    if (!b)
+      return ClauseError(Code::kInvalidArgument, f.form, "unbound variable " + f.var + " in :find");
+    bool sqlable = kSqlAggs.count(f.fn) && !nform && b->type != VT::kTuple;
+    if ((f.fn == "sum" || f.fn == "avg") &&
+        !(b->type == VT::kLong || b->type == VT::kDouble))
+      sqlable = false;
+    if ((f.fn == "min" || f.fn == "max") && (!IsStatic(b->type) || b->type == VT::kBoolean))
+      sqlable = false;
+    if (!sqlable) cpp = true;
+  }
+  if (has_the) {
+    if (minmax != 1)
+      return ClauseError(Code::kInvalidArgument, q.form,
+                         "(the ?x) needs exactly one (min ?x) or (max ?x) in :find");
+    cpp = true;
+  }
+  // Limit and offset from inputs.
+  for (auto [var, slot] : {std::pair{q.limit_var, &out->limit_slot},
+                           std::pair{q.offset_var, &out->offset_slot}}) {
+    if (var.empty()) continue;
+    auto it = out->input_var_slot.find(var);
+    if (it == out->input_var_slot.end())
+      return ClauseError(Code::kInvalidArgument, q.form,
+                         var + " in :limit/:offset must be a scalar input");
+    *slot = it->second;
+  }
+  out->limit = q.limit;
+  out->offset = q.offset;
+  // Find elements.
+  std::set<std::string> projected;
+  for (const FindElem& f : q.find) {
+    ProjElem pe;
+    pe.kind = f.kind;
+    pe.name = edn::Print(f.form);
+    pe.fn = f.fn;
+    if (f.kind == FindElem::Kind::kAgg && f.args.size() == 2) pe.n = f.args[0].value.as_int();
+    if (f.kind == FindElem::Kind::kPull) {
+      pe.pull_src = f.src;
+      pe.pattern = f.pattern;
+      if (!f.pattern_var.empty()) {
+        auto it = out->input_var_slot.find(f.pattern_var);
+        if (it == out->input_var_slot.end())
+          return ClauseError(Code::kInvalidArgument, f.form,
+                             "pull pattern " + f.pattern_var + " must be a scalar input");
+        pe.pattern_slot = it->second;
+      }
+      if (f.src != "$" && !env->sources.count(f.src))
+        return ClauseError(Code::kInvalidArgument, f.form, "unknown source " + f.src);
+    }
+    MENTAT_ASSIGN_OR_RETURN(pe.out, pr.AddVar(f.var, f.form, ":find"));
+    projected.insert(f.var);
+    out->find.push_back(std::move(pe));
+  }
+  for (const auto& w : q.with) {
+    MENTAT_RETURN_IF_ERROR(pr.AddVar(w, q.form, ":with").status());
+    projected.insert(w);
+  }
+  // Ordering: find elements, or (without aggregates) other variables.
+  std::vector<std::pair<OutCol, bool>> order_cols;
+  for (const OrderItem& o : q.order) {
+    int idx = o.find_index;
+    if (idx < 0)
+      for (size_t i = 0; i < q.find.size(); ++i)
+        if (q.find[i].kind != FindElem::Kind::kAgg && q.find[i].var == o.var)
+          idx = static_cast<int>(i);
+    if (idx < 0 && (has_agg || cpp))
+      return ClauseError(Code::kInvalidArgument, o.form,
+                         ":order variable " + o.var + " must be in :find when aggregating");
+    if (idx >= 0) {
+      out->order.push_back({idx, o.desc});
+      if (!has_agg) order_cols.push_back({out->find[idx].out, o.desc});
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(OutCol oc, pr.AddVar(o.var, o.form, ":order"));
+      projected.insert(o.var);
+      order_cols.push_back({oc, o.desc});
+    }
+  }
+  out->distinct = NeedsDistinct(out->main, *env, projected);
+  bool single = q.find_kind == ParsedQuery::FindKind::kScalar ||
+                q.find_kind == ParsedQuery::FindKind::kTuple;
+  auto limit_sql = [&](bool force_one) {
+    std::string s;
+    if (out->limit || out->limit_slot >= 0 || force_one) {
+      std::string n = out->limit ? std::to_string(*out->limit)
+                                 : (out->limit_slot >= 0 ? "?" + std::to_string(out->main.AddParam(Param{Param::Kind::kInput, {}, out->limit_slot, VT::kLong, "$", false, {}})) : "1");
+      s += " LIMIT " + n;
+    } else if (out->offset || out->offset_slot >= 0) {
+      s += " LIMIT -1";
+    }
+    if (out->offset || out->offset_slot >= 0) {
+      std::string n = out->offset ? std::to_string(*out->offset)
+                                  : "?" + std::to_string(out->main.AddParam(Param{Param::Kind::kInput, {}, out->offset_slot, VT::kLong, "$", false, {}}));
+      s += " OFFSET " + n;
+    }
+    return s;
+  };
+  PlanUnit(&out->main, *env->schema, *env->stats, env->sources, *env->views, out->rels,
+           env->use_planner);
+  if (cpp) {
+    // C++ aggregates: the SQL returns the distinct rows of the variables involved.
+    out->cpp_mode = true;
+    std::vector<std::string> needed;
+    for (const FindElem& f : q.find) needed.push_back(f.var);
+    for (const auto& w : q.with) needed.push_back(w);
+    std::map<std::string, int> index;
+    for (const auto& v : needed) {
+      if (index.count(v)) continue;
+      index[v] = static_cast<int>(out->row_vars.size());
+      out->row_vars.push_back(pr.var_cols[v]);
+    }
+    for (size_t i = 0; i < q.find.size(); ++i) {
+      out->find[i].var_index = index[q.find[i].var];
+      if (q.find[i].kind == FindElem::Kind::kVar || q.find[i].kind == FindElem::Kind::kPull)
+        out->group_elems.push_back(static_cast<int>(i));
+    }
+    *sql = EmitSelect(out->main, 0, SelectSpec{pr.cols, out->distinct, "", ""}, pin);
+    return Status::OK();
+  }
+  std::string inner = EmitSelect(out->main, 0, SelectSpec{pr.cols, out->distinct, "", ""}, pin);
+  if (!has_agg) {
+    std::string order;
+    for (const auto& [oc, desc] : order_cols)
+      order += (order.empty() ? " ORDER BY " : ", ") + std::to_string(FirstCol(oc) + 1) +
+               (desc ? " DESC" : "");
+    *sql = inner + order + limit_sql(single);
+    return Status::OK();
+  }
+  // SQL aggregates over the distinct rows.
+  std::vector<std::string> outer, group;
+  for (size_t i = 0; i < q.find.size(); ++i) {
+    ProjElem& pe = out->find[i];
+    if (pe.kind != FindElem::Kind::kAgg) {
+      std::vector<int> cs;
+      CollectCols(pe.out, &cs);
+      for (int c : cs) group.push_back("c" + std::to_string(c));
+      pe.out = Remap(pe.out, &outer);
+      continue;
+    }
+    std::string c = "c" + std::to_string(pe.out.col);
+    std::string e = pe.fn == "count"            ? "count(*)"
+                    : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
+                                                : pe.fn + "(" + c + ")";
+    VT t = pe.out.type;
+    pe.out = OutCol();
+    pe.out.col = static_cast<int>(outer.size());
+    pe.out.type = (pe.fn == "count" || pe.fn == "count-distinct") ? VT::kLong
+                  : pe.fn == "avg"                                 ? VT::kDouble
+                                                                   : t;
+    outer.push_back(e);
+  }
+  std::string list;
+  for (size_t i = 0; i < outer.size(); ++i) list += (i ? ", " : "") + outer[i];
+  std::string s = "SELECT " + list + " FROM (" + inner + ")";
+  if (!group.empty()) {
+    s += " GROUP BY ";
+    for (size_t i = 0; i < group.size(); ++i) s += (i ? ", " : "") + group[i];
+  } else {
+    s += " HAVING count(*) > 0";
+  }
+  std::string order;
+  for (const auto& [idx, desc] : out->order)
+    order += (order.empty() ? " ORDER BY " : ", ") +
+             std::to_string(FirstCol(out->find[idx].out) + 1) + (desc ? " DESC" : "");
+  *sql = s + order + limit_sql(single);
+  return Status::OK();
+}
+
+Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
+                                          const std::vector<size_t>& input_sizes) {
+  for (int round = 0;; ++round) {
+    auto out = std::make_unique<Compiled>();
+    env.out = out.get();
+    std::string sql;
+    MENTAT_RETURN_IF_ERROR(CompileOnce(q, &env, input_sizes, env.use_planner, &sql));
+    MENTAT_ASSIGN_OR_RETURN(bool changed, SettleRuleTypes(&env));
+    if (changed && round < 4) continue;
+    out->sql = std::move(sql);
+    MENTAT_RETURN_IF_ERROR(BuildStrata(out.get()));
+    for (RuleClauseUnit& cu : out->rule_units) {
+      int stratum = out->rule_rels[cu.head_rel].stratum;
+      for (Item& item : cu.unit.items)
+        if (item.kind == Item::Kind::kRel && item.rel >= 0 &&
+            out->rels[item.rel].kind == RelSpec::Kind::kRule)
+          item.plan.fixed_rows =
+              out->rule_rels[out->rels[item.rel].rule_rel].stratum == stratum ? 10 : 1000;
+      PlanUnit(&cu.unit, *env.schema, *env.stats, env.sources, *env.views, out->rels,
+               env.use_planner);
+      SelectSpec spec;
+      for (const auto& [name, e] : cu.unit.blocks[0].outputs) spec.columns.push_back(e);
+      spec.distinct = true;
+      cu.sql = EmitSelect(cu.unit, 0, spec, env.use_planner);
+    }
+    out->order_text = DescribeOrder(out->main, 0);
+    out->built = std::chrono::steady_clock::now();
+    return out;
+  }
+}
+
+}  // namespace mentat::query

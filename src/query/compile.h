@@ -1,0 +1,195 @@
+// The compiled form of a query (private to src/query): SQL building blocks made by
+// analyze.cc, ordered by plan.cc and turned into text by sql.cc.
+//
+// SQL expressions (Expr) are strings with embedded tokens, resolved when the SQL text is
+// emitted, because one pattern may read different tables in different arms of a UNION
+// (an as-of view reads `datoms` in one arm and `history` in another):
+//   "\x01<item>.<column>\x02"  a column of an item (alias t<item> or a variant override)
+//   "\x03<block>\x04"          an EXISTS subquery over a block (all its arms)
+//   "\x05<block>\x06"          a generator subquery: SELECT DISTINCT <outputs> of a block
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mentat/edn.h"
+#include "mentat/schema.h"
+#include "query/ast.h"
+#include "query/query.h"
+#include "schema/codec.h"
+
+namespace mentat::query {
+
+using Expr = std::string;
+
+// Value types known at compile time. The first nine follow mentat::ValueType.
+enum class VT : uint8_t {
+  kRef,
+  kKeyword,
+  kLong,
+  kDouble,
+  kString,
+  kBoolean,
+  kInstant,
+  kUuid,
+  kBytes,
+  kDynamic,  // decoded per row by VarBind::attr: an attribute id, or TypeCode(type)
+  kNumeric,  // a number: INTEGER decodes as a long, REAL as a double
+  kAny,      // an input or constant, typed at run time by its EDN kind (VarBind::slot)
+  kTuple,    // a tuple of parts (tuple/untuple)
+};
+inline VT FromValueType(ValueType t) { return static_cast<VT>(t); }
+inline bool IsStatic(VT t) { return static_cast<int>(t) <= static_cast<int>(VT::kBytes); }
+inline ValueType ToValueType(VT t) { return static_cast<ValueType>(t); }
+const char* VTName(VT t);
+// The natural type of an EDN constant (int -> long, keyword -> keyword, [a v] -> ref...).
+std::optional<VT> NaturalType(const edn::Value& v);
+
+// A negative code standing for a value type where kDynamic expects an attribute id.
+inline int64_t TypeCode(ValueType t) { return -1 - static_cast<int64_t>(t); }
+
+Expr Col(int item, const std::string& col);
+Expr ExistsOf(int block);
+Expr GeneratorOf(int block);
+// A SQL literal for an integer.
+std::string IntLit(int64_t i);
+
+// A runtime-filled SQL parameter (?N).
+struct Param {
+  enum class Kind : uint8_t {
+    kValue,      // a constant DbVal (strings and blobs of the query text)
+    kNull,       // NULL (an ident or lookup ref that resolves to nothing)
+    kInput,      // an input value (slot), encoded as `encode`
+    kViewTx,     // the as-of or since tx of a source
+    kRel,        // a relation pointer (mentat_rel), slot in Plan::rels
+    kLookupRef,  // a constant lookup ref, resolved at run time against `source`
+  };
+  Kind kind = Kind::kValue;
+  schema::DbVal value;
+  int slot = -1;
+  VT encode = VT::kAny;
+  std::string source = "$";
+  bool since = false;
+  edn::Value edn;  // kLookupRef
+};
+
+struct Variant {
+  std::string table;                        // FROM text without alias; "" for composites
+  std::vector<Expr> conds;                  // extra conditions of this variant
+  std::map<std::string, Expr> cols;         // column overrides (default: t<item>.<col>)
+  int branch = -1;                          // composite: the block spliced in
+};
+
+// What the planner needs to know about an item.
+struct PlanInfo {
+  enum class Pos : uint8_t { kFree, kConst, kVar };
+  Entid attr = -1;  // a pattern's attribute, -1 when a variable
+  std::string src = "$";
+  Pos e = Pos::kFree, v = Pos::kFree, a = Pos::kFree;
+  std::string e_var, v_var, a_var;
+  bool v_range = false;  // a comparison predicate constrains v
+  double fixed_rows = -1;  // non-pattern items: the estimate (rows), < 0 if not set
+  std::vector<std::string> binds;     // variables the item binds
+  std::vector<std::string> needs;  // variables that must be bound before it
+  std::vector<int> after;             // items that must come before it
+};
+
+struct Item {
+  enum class Kind : uint8_t { kPattern, kRel, kGenerator, kComposite, kFts, kOther };
+  int id = 0;
+  Kind kind = Kind::kPattern;
+  std::vector<Variant> variants;
+  // For view patterns: one variant reading the whole view as a UNION ALL subquery, used
+  // when the arms of a block would exceed the budget.
+  std::optional<Variant> collapsed;
+  std::vector<Expr> conds;
+  PlanInfo plan;
+  std::string index_hint;  // set by the planner ("INDEXED BY datoms_tx")
+  edn::Value form;         // the clause, for explain
+  bool use_collapsed = false;
+  double est = 0;  // the planner's row estimate when it was placed
+  int rel = -1;    // kRel: its RelSpec
+};
+
+struct Block {
+  std::vector<int> items;  // analysis order
+  std::vector<int> order;  // join order (plan.cc)
+  std::vector<Expr> where;
+  std::vector<std::pair<std::string, Expr>> outputs;  // generator columns
+  // For the planner: variables bound before any item (constants, inputs, outer scope),
+  // the items that bind each variable, and the items function results depend on.
+  std::set<std::string> bound_on_entry;
+  std::map<std::string, std::vector<int>> providers;
+  std::map<std::string, std::set<int>> expr_deps;
+  bool correlated = false;  // may reference items of enclosing blocks
+  double estimate = 1;      // rows (plan.cc)
+};
+
+// A variable's binding inside a block.
+struct VarBind {
+  Expr sql;
+  VT type = VT::kAny;
+  Expr attr;      // kDynamic: the attribute id
+  int slot = -1;  // kAny from an input: its slot in Plan::slots
+  std::optional<edn::Value> constant;  // a compile-time constant (ground, query text)
+  std::vector<VarBind> parts;          // kTuple
+  std::set<int> deps;                  // items referenced by sql/attr
+};
+
+// One SQL statement's worth of compiled query.
+struct Unit {
+  std::vector<Item> items;
+  std::vector<Block> blocks;  // block 0 is the top
+  std::vector<Param> params;  // ?1 is params[0]
+  int AddParam(Param p);      // returns N for "?N"
+  std::string ParamRef(Param p) { return "?" + std::to_string(AddParam(std::move(p))); }
+};
+
+// An input value slot: an :in scalar, a tuple component, a collection or a relation column.
+struct Slot {
+  int input = -1;         // index into the positional inputs (after the leading $)
+  std::vector<int> path;  // tuple component
+  int rel = -1;           // collection/relation input: index in Plan::rels
+  int column = 0;         // its column
+  VT encode = VT::kAny;   // how values are encoded (the var's use)
+  std::string var;
+  edn::Value form;
+};
+
+// A relation read through mentat_rel: an input collection/relation, a ground constant or
+// a recursive rule's derived relation.
+struct RelSpec {
+  enum class Kind : uint8_t { kInput, kConst, kRule };
+  Kind kind = Kind::kInput;
+  int input = -1;  // kInput
+  bool coll = false;
+  std::vector<int> slots;          // kInput, kConst: the slot of each column
+  std::vector<edn::Value> const_rows;  // kConst: rows (vectors), encoded at run time
+  int rule_rel = -1;  // kRule: index in Compiled::rule_rels
+  bool negated = false;  // kRule: read under not (stratification)
+  int arity = 1;
+  double size_hint = 100;
+};
+
+struct ViewShape {
+  bool as_of = false, since = false, history = false;
+  bool operator==(const ViewShape&) const = default;
+};
+
+struct RuleInfo;  // rules.cc
+
+// How one output column of the main SELECT decodes.
+struct OutCol {
+  int col = -1;  // SQL column
+  VT type = VT::kAny;
+  int attr_col = -1;  // kDynamic
+  int slot = -1;      // kAny
+  std::vector<OutCol> parts;
+};
+
+}  // namespace mentat::query

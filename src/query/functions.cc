@@ -1,0 +1,421 @@
+// Pass 2 (functions): predicates and functions with bindings, compiled to SQL
+// expressions. Functions whose result can be nil (division by zero, no regex match)
+// drop the row, as Datomic does when a function returns nil.
+#include <algorithm>
+
+#include "query/analyze.h"
+
+namespace mentat::query {
+
+namespace {
+
+// "clojure.string/starts-with?" and "str/starts-with?" are "starts-with?".
+std::string BaseName(const std::string& fn) {
+  auto slash = fn.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= fn.size()) return fn;
+  std::string ns = fn.substr(0, slash);
+  if (ns == "clojure.string" || ns == "str" || ns == "string" || ns == "clojure.core")
+    return fn.substr(slash + 1);
+  return fn;
+}
+
+bool IsNumericType(VT t) {
+  return t == VT::kLong || t == VT::kDouble || t == VT::kNumeric || t == VT::kRef ||
+         !IsStatic(t);
+}
+
+bool IsComparison(const std::string& f) {
+  return f == "=" || f == "==" || f == "!=" || f == "not=" || f == "<" || f == "<=" ||
+         f == ">" || f == ">=";
+}
+
+// SQL text of `b` as a Clojure `str` would print it.
+std::string StrOf(const VarBind& b) {
+  switch (b.type) {
+    case VT::kString:
+    case VT::kKeyword: return b.sql;
+    case VT::kLong:
+    case VT::kRef: return "CAST(" + b.sql + " AS TEXT)";
+    case VT::kBoolean: return "(CASE WHEN " + b.sql + " THEN 'true' ELSE 'false' END)";
+    case VT::kInstant: return "mentat_fmt_inst(" + b.sql + ")";
+    case VT::kUuid: return "mentat_fmt_uuid(" + b.sql + ")";
+    default: return "mentat_str(" + b.sql + ")";
+  }
+}
+
+}  // namespace
+
+Status Analyzer::BindResult(const Clause& c, Scope* s, const BindingForm& b,
+                            std::vector<VarBind> vals, bool nullable) {
+  auto bind_one = [&](const std::string& var, VarBind v) -> Status {
+    if (var == "_") return Status::OK();
+    if (nullable && !v.sql.empty()) AddWhere(s, v.sql + " IS NOT NULL");
+    bool was_bound = Lookup(*s, var) != nullptr;
+    std::set<int> deps = v.deps;
+    bool constant = v.deps.empty() && (v.constant || v.slot >= 0);
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, var, std::move(v), -1, c.form));
+    if (!was_bound) {
+      Block& blk = unit_->blocks[s->block];
+      if (constant) {
+        blk.bound_on_entry.insert(var);
+      } else {
+        blk.expr_deps[var] = deps;
+      }
+    }
+    return Status::OK();
+  };
+  switch (b.kind) {
+    case BindingForm::Kind::kBlank: return Status::OK();
+    case BindingForm::Kind::kScalar:
+      if (vals.size() != 1) {
+        VarBind t;
+        t.type = VT::kTuple;
+        t.parts = std::move(vals);
+        for (const auto& p : t.parts) t.deps.insert(p.deps.begin(), p.deps.end());
+        return bind_one(b.vars[0], std::move(t));
+      }
+      return bind_one(b.vars[0], std::move(vals[0]));
+    case BindingForm::Kind::kTuple: {
+      if (vals.size() == 1 && vals[0].type == VT::kTuple) vals = vals[0].parts;
+      if (vals.size() != b.vars.size())
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "the tuple binding has " + std::to_string(b.vars.size()) +
+                               " variables but " + c.fn + " returns " +
+                               std::to_string(vals.size()) + " values");
+      for (size_t i = 0; i < vals.size(); ++i)
+        MENTAT_RETURN_IF_ERROR(bind_one(b.vars[i], std::move(vals[i])));
+      return Status::OK();
+    }
+    case BindingForm::Kind::kColl:
+    case BindingForm::Kind::kRel:
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         c.fn + " returns a single value; use a scalar or tuple binding");
+  }
+  return Status::OK();
+}
+
+Status Analyzer::Function(const Clause& c, Scope* s, bool* done) {
+  *done = false;
+  for (const Term& t : c.args)
+    if (t.is_var() && !Lookup(*s, t.name)) return Status::OK();  // wait for bindings
+  *done = true;
+  bool handled = false;
+  MENTAT_RETURN_IF_ERROR(SpecialFunction(c, s, &handled));
+  if (handled) return Status::OK();
+  MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
+  return BindResult(c, s, c.binding, std::move(fv.values), fv.nullable);
+}
+
+Status Analyzer::Predicate(const Clause& c, Scope* s) {
+  for (const Term& t : c.args)
+    if (t.is_var() && !Lookup(*s, t.name))
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "insufficient binding: " + t.name + " is not bound");
+  std::string fn = BaseName(c.fn);
+  if (fn == "missing?") {
+    if (c.args.size() != 3 || c.args[0].kind != Term::Kind::kSrc || !c.args[2].is_const() ||
+        !c.args[2].value.is_keyword())
+      return ClauseError(Code::kInvalidArgument, c.form, "expected (missing? $ ?e :attr)");
+    const Attribute* a = env_->schema->attribute(c.args[2].value.str());
+    if (!a)
+      return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[2].value.str());
+    std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
+    MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
+    MENTAT_ASSIGN_OR_RETURN(VarBind e, ArgBind(*s, c.args[1], VT::kRef, c.form));
+    AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE e = " + e.sql +
+                    " AND a = " + IntLit(a->id) + ")");
+    return Status::OK();
+  }
+  if (IsComparison(fn)) {
+    // Remember range predicates on pattern values for the planner.
+    if (fn != "=" && fn != "!=" && fn != "not=" && fn != "==" && c.args.size() == 2) {
+      for (const Term& t : c.args) {
+        if (!t.is_var()) continue;
+        auto it = s->providers.find(t.name);
+        if (it == s->providers.end()) continue;
+        for (int item : it->second)
+          if (unit_->items[item].plan.v_var == t.name) unit_->items[item].plan.v_range = true;
+      }
+    }
+  }
+  MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
+  if (fv.values.size() != 1)
+    return ClauseError(Code::kInvalidArgument, c.form, c.fn + " is not a predicate");
+  const VarBind& v = fv.values[0];
+  if (v.type == VT::kBoolean) {
+    AddWhere(s, "(" + v.sql + ")");
+  } else {
+    AddWhere(s, "(" + v.sql + ") IS NOT NULL AND (" + v.sql + ") IS NOT 0");
+  }
+  return Status::OK();
+}
+
+Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope& s) {
+  const std::string fn = BaseName(c.fn);
+  const size_t n = c.args.size();
+  auto arity = [&](size_t lo, size_t hi) -> Status {
+    if (n < lo || n > hi) {
+      std::string want = lo == hi ? std::to_string(lo)
+                                  : (hi == SIZE_MAX ? "at least " + std::to_string(lo)
+                                                    : std::to_string(lo) + " to " +
+                                                          std::to_string(hi));
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "wrong number of arguments to " + c.fn + ": expected " + want +
+                             ", got " + std::to_string(n));
+    }
+    return Status::OK();
+  };
+  // Arguments: variables first (their types decide how constants are encoded).
+  auto args = [&](VT want) -> Result<std::vector<VarBind>> {
+    std::vector<VarBind> out(n);
+    VT peer = want;
+    for (size_t i = 0; i < n; ++i) {
+      if (c.args[i].kind == Term::Kind::kSrc)
+        return ClauseError(Code::kInvalidArgument, c.form, c.fn + " takes no source");
+      if (!c.args[i].is_var()) continue;
+      MENTAT_ASSIGN_OR_RETURN(out[i], ArgBind(s, c.args[i], want, c.form));
+      if (!IsStatic(peer) && IsStatic(out[i].type)) peer = out[i].type;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      if (c.args[i].is_var()) continue;
+      if (c.args[i].value.is_nil()) {
+        out[i].sql = "NULL";
+        out[i].type = VT::kAny;
+        continue;
+      }
+      VT w = peer;
+      if (IsStatic(w) && NaturalType(c.args[i].value) != w &&
+          !(w == VT::kRef && NaturalType(c.args[i].value) == VT::kKeyword) &&
+          !(w == VT::kDouble && NaturalType(c.args[i].value) == VT::kLong) &&
+          !(w == VT::kRef && NaturalType(c.args[i].value) == VT::kLong))
+        w = VT::kAny;
+      MENTAT_ASSIGN_OR_RETURN(out[i], ArgBind(s, c.args[i], w, c.form));
+    }
+    return out;
+  };
+  auto deps_of = [](const std::vector<VarBind>& xs) {
+    std::set<int> d;
+    for (const auto& x : xs) d.insert(x.deps.begin(), x.deps.end());
+    return d;
+  };
+  auto result = [&](Expr sql, VT type, const std::vector<VarBind>& from, bool nullable) {
+    FnValue fv;
+    VarBind b;
+    b.sql = "(" + sql + ")";
+    b.type = type;
+    b.deps = deps_of(from);
+    fv.values.push_back(std::move(b));
+    fv.nullable = nullable;
+    return fv;
+  };
+  auto require_numbers = [&](const std::vector<VarBind>& xs) -> Status {
+    for (const auto& x : xs)
+      if (!IsNumericType(x.type))
+        return ClauseError(Code::kSchema, c.form,
+                           "type mismatch: " + c.fn + " expects numbers, got a " +
+                               VTName(x.type));
+    return Status::OK();
+  };
+  auto num_type = [](const std::vector<VarBind>& xs) {
+    bool any_double = false, all_long = true;
+    for (const auto& x : xs) {
+      if (x.type == VT::kDouble) any_double = true;
+      if (x.type != VT::kLong && x.type != VT::kRef) all_long = false;
+    }
+    return any_double ? VT::kDouble : (all_long ? VT::kLong : VT::kNumeric);
+  };
+
+  if (IsComparison(fn)) {
+    MENTAT_RETURN_IF_ERROR(arity(2, SIZE_MAX));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    for (size_t i = 0; i + 1 < n; ++i) {
+      VT a = xs[i].type, b = xs[i + 1].type;
+      bool num_a = a == VT::kLong || a == VT::kDouble || a == VT::kRef;
+      bool num_b = b == VT::kLong || b == VT::kDouble || b == VT::kRef;
+      if (IsStatic(a) && IsStatic(b) && a != b && !(num_a && num_b))
+        return ClauseError(Code::kSchema, c.form,
+                           std::string("type mismatch: cannot compare a ") + VTName(a) +
+                               " with a " + VTName(b));
+    }
+    std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
+    std::string sql;
+    if (op == "<>" && n > 2) {
+      std::string all;
+      for (size_t i = 0; i + 1 < n; ++i)
+        all += (i ? " AND " : "") + xs[i].sql + " = " + xs[i + 1].sql;
+      sql = "NOT (" + all + ")";
+    } else {
+      for (size_t i = 0; i + 1 < n; ++i)
+        sql += (i ? " AND " : "") + xs[i].sql + " " + op + " " + xs[i + 1].sql;
+    }
+    return result(sql, VT::kBoolean, xs, false);
+  }
+  if (fn == "zero?" || fn == "pos?" || fn == "neg?" || fn == "even?" || fn == "odd?") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    MENTAT_RETURN_IF_ERROR(require_numbers(xs));
+    const std::string& x = xs[0].sql;
+    std::string sql = fn == "zero?"   ? x + " = 0"
+                      : fn == "pos?"  ? x + " > 0"
+                      : fn == "neg?"  ? x + " < 0"
+                      : fn == "even?" ? x + " % 2 = 0"
+                                      : x + " % 2 <> 0";
+    return result(sql, VT::kBoolean, xs, false);
+  }
+  if (fn == "nil?" || fn == "some?") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    return result(xs[0].sql + (fn == "nil?" ? " IS NULL" : " IS NOT NULL"), VT::kBoolean, xs,
+                  false);
+  }
+  if (fn == "starts-with?" || fn == "ends-with?" || fn == "includes?") {
+    MENTAT_RETURN_IF_ERROR(arity(2, 2));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
+    for (const auto& x : xs)
+      if (IsStatic(x.type) && x.type != VT::kString && x.type != VT::kKeyword)
+        return ClauseError(Code::kSchema, c.form,
+                           "type mismatch: " + c.fn + " expects strings, got a " +
+                               VTName(x.type));
+    const std::string &a = xs[0].sql, &b = xs[1].sql;
+    std::string sql = fn == "starts-with?" ? "substr(" + a + ", 1, length(" + b + ")) = " + b
+                      : fn == "ends-with?"
+                          ? "(length(" + b + ") = 0 OR (length(" + a + ") >= length(" + b +
+                                ") AND substr(" + a + ", -length(" + b + ")) = " + b + "))"
+                          : "instr(" + a + ", " + b + ") > 0";
+    return result(sql, VT::kBoolean, xs, false);
+  }
+  if (fn == "re-find" || fn == "re-matches") {
+    MENTAT_RETURN_IF_ERROR(arity(2, 2));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
+    if (c.args[0].is_const() && !c.args[0].value.is_string())
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         c.fn + " takes a regular expression string");
+    std::string f = fn == "re-find" ? "mentat_re_find" : "mentat_re_matches";
+    return result(f + "(" + xs[0].sql + ", " + xs[1].sql + ")", VT::kString, xs, true);
+  }
+  if (fn == "identity") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    FnValue fv;
+    fv.values.push_back(xs[0]);
+    return fv;
+  }
+  if (fn == "+" || fn == "*" || fn == "-" || fn == "/" || fn == "quot" || fn == "rem" ||
+      fn == "mod" || fn == "inc" || fn == "dec" || fn == "max" || fn == "min" ||
+      fn == "abs") {
+    if (fn == "inc" || fn == "dec" || fn == "abs") {
+      MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    } else if (fn == "quot" || fn == "rem" || fn == "mod") {
+      MENTAT_RETURN_IF_ERROR(arity(2, 2));
+    } else if (fn == "-" || fn == "/" || fn == "max" || fn == "min") {
+      MENTAT_RETURN_IF_ERROR(arity(1, SIZE_MAX));
+    }
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    MENTAT_RETURN_IF_ERROR(require_numbers(xs));
+    VT t = num_type(xs);
+    if (t == VT::kNumeric && xs.empty()) t = VT::kLong;
+    std::string sql;
+    if (fn == "+" || fn == "*") {
+      if (xs.empty()) return result(fn == "+" ? "0" : "1", VT::kLong, xs, false);
+      for (size_t i = 0; i < n; ++i) sql += (i ? " " + fn + " " : "") + xs[i].sql;
+      return result(sql, t, xs, true);
+    }
+    if (fn == "-") {
+      if (n == 1) return result("- " + xs[0].sql, t, xs, false);
+      for (size_t i = 0; i < n; ++i) sql += (i ? " - " : "") + xs[i].sql;
+      return result(sql, t, xs, true);
+    }
+    if (fn == "/") {
+      if (n == 1) return result("1.0 / " + xs[0].sql, VT::kDouble, xs, true);
+      if (t == VT::kDouble) {
+        sql = "CAST(" + xs[0].sql + " AS REAL)";
+        for (size_t i = 1; i < n; ++i) sql += " / " + xs[i].sql;
+        return result(sql, VT::kDouble, xs, true);
+      }
+      // Clojure's (/ 7 2) is a ratio; mentat gives a long when exact, else a double.
+      sql = xs[0].sql;
+      for (size_t i = 1; i < n; ++i) sql = "mentat_div(" + sql + ", " + xs[i].sql + ")";
+      return result(sql, VT::kNumeric, xs, true);
+    }
+    if (fn == "quot") return result(xs[0].sql + " / " + xs[1].sql, t, xs, true);
+    if (fn == "rem") return result(xs[0].sql + " % " + xs[1].sql, t, xs, true);
+    if (fn == "mod")
+      return result("((" + xs[0].sql + " % " + xs[1].sql + ") + " + xs[1].sql + ") % " +
+                        xs[1].sql,
+                    t, xs, true);
+    if (fn == "inc") return result(xs[0].sql + " + 1", t, xs, true);
+    if (fn == "dec") return result(xs[0].sql + " - 1", t, xs, true);
+    if (fn == "abs") return result("abs(" + xs[0].sql + ")", t, xs, true);
+    if (n == 1) return result(xs[0].sql, t, xs, false);
+    for (size_t i = 0; i < n; ++i) sql += (i ? ", " : "") + xs[i].sql;
+    return result(fn + "(" + sql + ")", t, xs, false);
+  }
+  if (fn == "str") {
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    if (xs.empty()) return result("''", VT::kString, xs, false);
+    std::string sql;
+    for (size_t i = 0; i < n; ++i) {
+      std::string part = xs[i].sql == "NULL" ? "''" : StrOf(xs[i]);
+      sql += (i ? " || " : "") + part;
+    }
+    return result(sql, VT::kString, xs, false);
+  }
+  if (fn == "subs") {
+    MENTAT_RETURN_IF_ERROR(arity(2, 3));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
+      return ClauseError(Code::kSchema, c.form, "type mismatch: subs expects a string");
+    std::string sql = "mentat_subs(" + xs[0].sql + ", " + xs[1].sql +
+                      (n == 3 ? ", " + xs[2].sql : std::string()) + ")";
+    return result(sql, VT::kString, xs, true);
+  }
+  if (fn == "lower-case" || fn == "upper-case" || fn == "trim") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
+    if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
+      return ClauseError(Code::kSchema, c.form, "type mismatch: " + c.fn + " expects a string");
+    std::string f = fn == "lower-case" ? "lower" : (fn == "upper-case" ? "upper" : "trim");
+    return result(f + "(" + xs[0].sql + ")", VT::kString, xs, false);
+  }
+  if (fn == "count") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    if (xs[0].type == VT::kTuple)
+      return result(IntLit(static_cast<int64_t>(xs[0].parts.size())), VT::kLong, xs, false);
+    if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
+      return ClauseError(Code::kSchema, c.form,
+                         "type mismatch: count expects a string or a tuple, got a " +
+                             std::string(VTName(xs[0].type)));
+    return result("length(" + xs[0].sql + ")", VT::kLong, xs, false);
+  }
+  if (fn == "tuple") {
+    MENTAT_RETURN_IF_ERROR(arity(1, SIZE_MAX));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    FnValue fv;
+    VarBind t;
+    t.type = VT::kTuple;
+    t.deps = deps_of(xs);
+    t.parts = std::move(xs);
+    fv.values.push_back(std::move(t));
+    return fv;
+  }
+  if (fn == "untuple") {
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    if (xs[0].type != VT::kTuple)
+      return ClauseError(Code::kSchema, c.form, "untuple expects a tuple");
+    FnValue fv;
+    fv.values = xs[0].parts;
+    return fv;
+  }
+  static const char* const kSpecial[] = {"get-else", "get-some", "ground", "fulltext",
+                                         "tx-ids",   "tx-data",  "missing?"};
+  for (const char* sp : kSpecial)
+    if (fn == sp)
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         c.fn + (fn == "missing?" ? " is a predicate; use [(missing? $ ?e :a)]"
+                                                  : " needs a binding"));
+  return ClauseError(Code::kInvalidArgument, c.form, "unknown function " + c.fn);
+}
+
+}  // namespace mentat::query

@@ -1,0 +1,243 @@
+// Pass 3: join order. Greedy: at each step place the item expected to produce the fewest
+// rows given the variables bound so far, estimated from per-attribute statistics
+// (attr_stats: datom count and distinct values) and the schema (unique, cardinality).
+// The order is pinned in the SQL with CROSS JOIN (sql.cc).
+#include <algorithm>
+#include <cmath>
+
+#include "query/analyze.h"
+
+namespace mentat::query {
+
+namespace {
+
+constexpr int kMaxArms = 64;
+
+struct Planner {
+  Unit* unit;
+  const Schema& schema;
+  const Stats& stats;
+  const std::map<std::string, ViewShape>& shapes;
+  const std::map<std::string, DbView>& views;
+  const std::vector<RelSpec>& rels;
+  bool use_planner;
+  std::set<int> branch_blocks;
+
+  // The fraction of datoms a since view keeps (1 when not a since view).
+  double SinceFraction(const std::string& src) const {
+    auto it = views.find(src);
+    if (it == views.end() || !it->second.since || stats.last_tx <= ids::kTxStart) return 1;
+    double txs = static_cast<double>(stats.last_tx - ids::kTxStart + 1);
+    double window = static_cast<double>(stats.last_tx - *it->second.since);
+    return std::clamp(window / txs, 0.0001, 1.0);
+  }
+
+  double AttrDatoms(Entid a) const {
+    auto it = stats.attrs.find(a);
+    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.datoms);
+  }
+  double AttrDistinct(Entid a) const {
+    auto it = stats.attrs.find(a);
+    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.distinct_values);
+  }
+
+  static bool Bound(const std::set<std::string>& b, PlanInfo::Pos pos, const std::string& v) {
+    return pos == PlanInfo::Pos::kConst || (pos == PlanInfo::Pos::kVar && b.count(v));
+  }
+
+  double Estimate(const Item& item, const std::set<std::string>& bound,
+                  const std::set<int>& placed) {
+    const PlanInfo& p = item.plan;
+    if (item.kind == Item::Kind::kComposite) {
+      double sum = 0;
+      for (const Variant& v : item.variants) sum += PlanBlock(v.branch, bound, placed);
+      return std::max(1.0, sum);
+    }
+    if (item.kind != Item::Kind::kPattern) {
+      double rows = p.fixed_rows < 0 ? 100 : p.fixed_rows;
+      if (item.kind == Item::Kind::kRel || item.kind == Item::Kind::kGenerator) {
+        bool any = false, all = !p.binds.empty();
+        for (const auto& v : p.binds) {
+          if (bound.count(v)) {
+            any = true;
+          } else {
+            all = false;
+          }
+        }
+        if (all) return 1;
+        if (any) return std::max(1.0, std::sqrt(rows));
+      }
+      return rows;
+    }
+    bool eb = Bound(bound, p.e, p.e_var), vb = Bound(bound, p.v, p.v_var);
+    double rows;
+    double total = std::max(1.0, stats.total_datoms);
+    if (p.attr >= 0) {
+      const Attribute* a = schema.attribute(p.attr);
+      double n = AttrDatoms(p.attr), d = AttrDistinct(p.attr);
+      if (eb && vb) {
+        rows = 1;
+      } else if (eb) {
+        rows = a && a->many ? std::max(1.0, std::min(4.0, n)) : 1;
+      } else if (vb) {
+        rows = a && a->unique != Unique::kNone ? 1 : std::max(1.0, n / d);
+      } else if (p.v_range) {
+        rows = std::max(1.0, n / 3);
+      } else {
+        rows = n;
+      }
+    } else {
+      bool ab = Bound(bound, p.a, p.a_var);
+      if (eb) {
+        rows = ab ? 2 : 20;
+      } else {
+        rows = total;  // no index has the value first
+      }
+    }
+    rows *= SinceFraction(p.src);
+    if (p.fixed_rows >= 0) rows = std::min(rows, p.fixed_rows);
+    return std::max(rows, 0.5);
+  }
+
+  bool Eligible(const Item& item, const std::set<std::string>& bound,
+                const std::set<int>& placed) const {
+    for (const auto& v : item.plan.needs)
+      if (!bound.count(v)) return false;
+    for (int a : item.plan.after)
+      if (!placed.count(a)) return false;
+    return true;
+  }
+
+  // Orders `block`; returns its estimated rows.
+  double PlanBlock(int block_id, std::set<std::string> bound, std::set<int> placed) {
+    Block& block = unit->blocks[block_id];
+    bound.insert(block.bound_on_entry.begin(), block.bound_on_entry.end());
+    std::set<int> mine(block.items.begin(), block.items.end());
+    auto close = [&]() {
+      for (const auto& [var, deps] : block.expr_deps) {
+        bool ok = true;
+        for (int d : deps)
+          if (mine.count(d) && !placed.count(d)) ok = false;
+        if (ok) bound.insert(var);
+      }
+    };
+    close();
+    std::vector<int> remaining = block.items, order;
+    double rows = 1;
+    while (!remaining.empty()) {
+      int best = -1;
+      double best_est = 0;
+      for (size_t i = 0; i < remaining.size(); ++i) {
+        const Item& item = unit->items[remaining[i]];
+        if (!Eligible(item, bound, placed)) continue;
+        double est = Estimate(item, bound, placed);
+        if (best < 0 || (use_planner && est < best_est)) {
+          best = static_cast<int>(i);
+          best_est = est;
+        }
+        if (!use_planner) break;
+      }
+      if (best < 0) {
+        best = 0;
+        best_est = Estimate(unit->items[remaining[0]], bound, placed);
+      }
+      int id = remaining[static_cast<size_t>(best)];
+      remaining.erase(remaining.begin() + best);
+      Item& item = unit->items[id];
+      if (item.kind == Item::Kind::kComposite) {
+        for (const Variant& v : item.variants) PlanBlock(v.branch, bound, placed);
+      }
+      item.est = best_est;
+      order.push_back(id);
+      placed.insert(id);
+      for (const auto& v : item.plan.binds) bound.insert(v);
+      close();
+      rows = std::min(1e18, rows * best_est);
+    }
+    block.order = order;
+    block.estimate = rows;
+    return rows;
+  }
+
+  int Arms(int block_id) const {
+    int n = 1;
+    for (int id : unit->blocks[block_id].items) {
+      const Item& item = unit->items[id];
+      int k = 0;
+      if (item.kind == Item::Kind::kComposite) {
+        for (const Variant& v : item.variants) k += Arms(v.branch);
+      } else {
+        k = item.use_collapsed ? 1 : static_cast<int>(item.variants.size());
+      }
+      n *= std::max(1, k);
+      if (n > (1 << 20)) return n;
+    }
+    return n;
+  }
+
+  // Reads whole views through one UNION ALL subquery per pattern (innermost first) when
+  // the arms of a block would be too many.
+  void LimitArms(int block_id) {
+    Block& block = unit->blocks[block_id];
+    for (auto it = block.order.rbegin(); it != block.order.rend() && Arms(block_id) > kMaxArms;
+         ++it) {
+      Item& item = unit->items[*it];
+      if (item.collapsed) item.use_collapsed = true;
+    }
+  }
+
+  void SinceHint(int block_id) {
+    Block& block = unit->blocks[block_id];
+    if (block.order.empty()) return;
+    Item& first = unit->items[block.order[0]];
+    const PlanInfo& p = first.plan;
+    if (first.kind != Item::Kind::kPattern || p.attr < 0 || first.variants.size() != 1) return;
+    auto sh = shapes.find(p.src);
+    if (sh == shapes.end() || !sh->second.since || sh->second.as_of || sh->second.history) return;
+    std::set<std::string> entry = block.bound_on_entry;
+    if (Bound(entry, p.e, p.e_var) || Bound(entry, p.v, p.v_var)) return;
+    double window = SinceFraction(p.src) * std::max(1.0, stats.total_datoms);
+    if (window < AttrDatoms(p.attr) / 2) first.index_hint = "INDEXED BY datoms_tx";
+  }
+};
+
+}  // namespace
+
+void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
+              const std::map<std::string, ViewShape>& shapes,
+              const std::map<std::string, DbView>& views, const std::vector<RelSpec>& rels,
+              bool use_planner) {
+  Planner p{unit, schema, stats, shapes, views, rels, use_planner, {}};
+  for (const Item& item : unit->items)
+    if (item.kind == Item::Kind::kComposite)
+      for (const Variant& v : item.variants) p.branch_blocks.insert(v.branch);
+  for (size_t b = 0; b < unit->blocks.size(); ++b) {
+    if (p.branch_blocks.count(static_cast<int>(b))) continue;
+    p.PlanBlock(static_cast<int>(b), {}, {});
+  }
+  for (size_t b = 0; b < unit->blocks.size(); ++b) {
+    p.LimitArms(static_cast<int>(b));
+    if (use_planner) p.SinceHint(static_cast<int>(b));
+  }
+}
+
+Result<Stats> ReadStats(storage::Connection* conn) {
+  Stats st;
+  auto stmt = conn->Cached("SELECT a, datoms, distinct_values FROM attr_stats");
+  if (stmt.ok()) {
+    for (;;) {
+      MENTAT_ASSIGN_OR_RETURN(bool row, (*stmt)->Step());
+      if (!row) break;
+      AttrStats a;
+      a.datoms = static_cast<double>((*stmt)->ColumnInt(1));
+      a.distinct_values = static_cast<double>((*stmt)->ColumnInt(2));
+      st.total_datoms += a.datoms;
+      st.attrs[(*stmt)->ColumnInt(0)] = a;
+    }
+  }
+  auto last = conn->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);
+  if (last.ok()) st.last_tx = *last;
+  return st;
+}
+
+}  // namespace mentat::query

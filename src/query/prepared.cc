@@ -1,0 +1,244 @@
+// Prepared queries: parse once, cache plans, run; Run/Explain entry points.
+#include <cmath>
+#include <mutex>
+#include <unordered_map>
+
+#include "query/execute.h"
+#include "query/query.h"
+
+namespace mentat::query {
+
+namespace {
+
+constexpr auto kPlanMaxAge = std::chrono::seconds(1);
+
+struct CachedPlan {
+  std::unique_ptr<Compiled> compiled;
+};
+
+// Positional inputs matched against :in, with the rule set when one is given.
+struct BoundInputs {
+  std::vector<const edn::Value*> values;  // per positional input (nullptr for sources)
+  std::vector<size_t> sizes;              // collection sizes (planner hints)
+  const edn::Value* rules = nullptr;
+};
+
+Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
+                                const std::vector<Input>& inputs) {
+  BoundInputs out;
+  std::vector<const InSpec*> specs;
+  for (size_t i = 0; i < q.in.size(); ++i) {
+    if (i == 0 && q.in[i].kind == InSpec::Kind::kSrc && q.in[i].name == "$") continue;
+    specs.push_back(&q.in[i]);
+  }
+  if (inputs.size() != specs.size()) {
+    std::string names;
+    for (const InSpec* s : specs) names += (names.empty() ? "" : " ") + edn::Print(s->form);
+    return Status::InvalidArgument("query expects " + std::to_string(specs.size()) + " input" +
+                                   (specs.size() == 1 ? "" : "s") +
+                                   (names.empty() ? "" : " (" + names + ")") + ", got " +
+                                   std::to_string(inputs.size()));
+  }
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const InSpec& s = *specs[i];
+    const Input& in = inputs[i];
+    const edn::Value& v = in.value;
+    out.values.push_back(&v);
+    out.sizes.push_back(v.is_seq() ? v.size() : 1);
+    auto bad = [&](const std::string& what) {
+      return ClauseError(Code::kInvalidArgument, s.form,
+                         "input " + std::to_string(i + 1) + " must be " + what + ", got " +
+                             (in.db ? std::string("a database") : edn::Print(v)));
+    };
+    switch (s.kind) {
+      case InSpec::Kind::kSrc:
+        if (!ctx.sources.count(s.name) && !in.db) return bad("a database");
+        out.values.back() = nullptr;
+        break;
+      case InSpec::Kind::kRules:
+        if (in.db || !(v.is_vector() || v.is_list() || v.is_string()))
+          return bad("a rule set (a vector of rules)");
+        out.rules = &v;
+        break;
+      case InSpec::Kind::kBlank: break;
+      case InSpec::Kind::kScalar:
+        if (in.db || v.is_nil()) return bad("a value");
+        break;
+      case InSpec::Kind::kTuple:
+        if (in.db || !v.is_seq() || v.is_set() || v.size() != s.vars.size())
+          return bad("a tuple of " + std::to_string(s.vars.size()) + " values");
+        break;
+      case InSpec::Kind::kColl:
+        if (in.db || !v.is_seq()) return bad("a collection");
+        break;
+      case InSpec::Kind::kRel:
+        if (in.db || !v.is_seq()) return bad("a relation (a collection of tuples)");
+        for (const edn::Value& row : v.items())
+          if (!row.is_seq() || row.is_set() || row.size() != s.vars.size())
+            return bad("a relation of " + std::to_string(s.vars.size()) + "-tuples");
+        break;
+    }
+  }
+  return out;
+}
+
+std::string ShapeKey(const DbView& v) {
+  std::string k;
+  if (v.as_of) k += "a";
+  if (v.since) k += "s" + std::to_string(*v.since);
+  if (v.history) k += "h";
+  return k.empty() ? "c" : k;
+}
+
+}  // namespace
+
+class PlanCache {
+ public:
+  std::mutex mu;
+  std::unordered_map<std::string, std::shared_ptr<const CachedPlan>> plans;
+};
+
+Prepared::Prepared() = default;
+Prepared::~Prepared() = default;
+
+Result<std::shared_ptr<const Prepared>> Prepared::FromValue(const edn::Value& query) {
+  MENTAT_ASSIGN_OR_RETURN(ParsedQuery q, ParseQuery(query));
+  std::shared_ptr<Prepared> p(new Prepared());
+  p->parsed_ = std::make_unique<ParsedQuery>(std::move(q));
+  p->cache_ = std::make_unique<PlanCache>();
+  return std::shared_ptr<const Prepared>(std::move(p));
+}
+
+Result<std::shared_ptr<const Prepared>> Prepared::Parse(std::string_view query) {
+  auto v = edn::Read(query);
+  if (!v.ok()) return Status::Parse("query: " + v.status().message());
+  return FromValue(*v);
+}
+
+namespace {
+
+struct Setup {
+  BoundInputs inputs;
+  std::shared_ptr<const CachedPlan> plan;
+};
+
+Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext& ctx,
+                      const std::vector<Input>& inputs) {
+  if (!ctx.conn || !ctx.schema) return Status::Internal("query without a connection or schema");
+  MENTAT_RETURN_IF_ERROR(EnsureRegistered(ctx.conn->raw()));
+  Setup s;
+  MENTAT_ASSIGN_OR_RETURN(s.inputs, MatchInputs(q, ctx, inputs));
+  std::map<std::string, DbView> views = ctx.sources;
+  views["$"] = ctx.view;
+  std::string key = std::to_string(ctx.schema_gen) + "|" +
+                    std::to_string(reinterpret_cast<uintptr_t>(ctx.schema)) +
+                    (ctx.use_planner ? "|p" : "|n");
+  for (const auto& [name, v] : views) key += "|" + name + ":" + ShapeKey(v);
+  if (s.inputs.rules) key += "|r" + edn::Print(*s.inputs.rules);
+  for (size_t i = 0; i < s.inputs.sizes.size(); ++i)
+    if (s.inputs.values[i] && s.inputs.values[i]->is_seq())
+      key += "|n" + std::to_string(static_cast<int>(std::log2(1.0 + s.inputs.sizes[i])));
+  auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    auto it = cache->plans.find(key);
+    if (it != cache->plans.end() && now - it->second->compiled->built < kPlanMaxAge) {
+      s.plan = it->second;
+      return s;
+    }
+  }
+  RuleSet rules;
+  AnalyzeEnv env;
+  env.schema = ctx.schema;
+  for (const auto& [name, v] : views) env.sources[name] = ViewShape{v.as_of.has_value(), v.since.has_value(), v.history};
+  if (s.inputs.rules) {
+    MENTAT_ASSIGN_OR_RETURN(rules, ParseRules(*s.inputs.rules));
+    env.rules = &rules;
+    env.recursive = RecursiveRules(rules);
+  }
+  MENTAT_ASSIGN_OR_RETURN(Stats stats, ReadStats(ctx.conn));
+  env.stats = &stats;
+  env.views = &views;
+  env.use_planner = ctx.use_planner;
+  std::vector<size_t> sizes;
+  for (size_t i = 0; i < s.inputs.sizes.size(); ++i) sizes.push_back(s.inputs.sizes[i]);
+  MENTAT_ASSIGN_OR_RETURN(auto compiled, Compile(q, env, sizes));
+  auto plan = std::make_shared<CachedPlan>();
+  plan->compiled = std::move(compiled);
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    if (cache->plans.size() > 64) cache->plans.clear();
+    cache->plans[key] = plan;
+  }
+  s.plan = std::move(plan);
+  return s;
+}
+
+std::optional<int64_t> Timeout(const ExecContext& ctx, const ParsedQuery& q) {
+  std::optional<int64_t> t = ctx.timeout_ms;
+  if (q.timeout_ms && (!t || *q.timeout_ms < *t)) t = q.timeout_ms;
+  return t;
+}
+
+}  // namespace
+
+Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
+                                      const std::vector<Input>& inputs) const {
+  Interrupter intr(ctx, Timeout(ctx, *parsed_));
+  MENTAT_RETURN_IF_ERROR(intr.Check());
+  MENTAT_ASSIGN_OR_RETURN(Setup s, GetPlan(*parsed_, cache_.get(), ctx, inputs));
+  const Compiled& c = *s.plan->compiled;
+  for (const ProjElem& pe : c.find)
+    if (pe.kind == FindElem::Kind::kPull && !ctx.pull)
+      return Status::Unsupported("pull is not supported yet");
+  Execution ex(ctx, *parsed_, c, s.inputs.values, intr);
+  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.Prepare()));
+  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));
+  return ex.Run();
+}
+
+Result<std::string> Prepared::Explain(const ExecContext& ctx,
+                                      const std::vector<Input>& inputs) const {
+  MENTAT_ASSIGN_OR_RETURN(Setup s, GetPlan(*parsed_, cache_.get(), ctx, inputs));
+  const Compiled& c = *s.plan->compiled;
+  std::string out = "query:\n  " + edn::Print(parsed_->form) + "\n";
+  out += std::string("join order") + (ctx.use_planner ? "" : " (planner off: as written)") + ":\n";
+  int k = 0;
+  for (const auto& line : c.order_text) out += "  " + std::to_string(++k) + ". " + line + "\n";
+  if (c.order_text.empty()) out += "  (no patterns)\n";
+  for (const RuleClauseUnit& cu : c.rule_units)
+    out += "rule " + c.rule_rels[cu.head_rel].rule + " clause:\n  " + cu.sql + "\n";
+  out += "sql:\n  " + c.sql + "\n";
+  out += "sqlite plan:\n";
+  MENTAT_ASSIGN_OR_RETURN(auto st, ctx.conn->Prepare("EXPLAIN QUERY PLAN " + c.sql));
+  std::map<int, int> depth;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    int id = static_cast<int>(st.ColumnInt(0)), parent = static_cast<int>(st.ColumnInt(1));
+    int d = depth.count(parent) ? depth[parent] + 1 : 1;
+    depth[id] = d;
+    out += std::string(static_cast<size_t>(2 * d), ' ') + std::string(st.ColumnText(3)) + "\n";
+  }
+  return out;
+}
+
+Result<QueryResult> Run(const ExecContext& ctx, std::string_view query,
+                        const std::vector<Input>& inputs) {
+  MENTAT_ASSIGN_OR_RETURN(auto p, Prepared::Parse(query));
+  return p->Execute(ctx, inputs);
+}
+
+Result<QueryResult> Run(const ExecContext& ctx, const edn::Value& query,
+                        const std::vector<Input>& inputs) {
+  MENTAT_ASSIGN_OR_RETURN(auto p, Prepared::FromValue(query));
+  return p->Execute(ctx, inputs);
+}
+
+Result<std::string> Explain(const ExecContext& ctx, std::string_view query,
+                            const std::vector<Input>& inputs) {
+  MENTAT_ASSIGN_OR_RETURN(auto p, Prepared::Parse(query));
+  return p->Explain(ctx, inputs);
+}
+
+}  // namespace mentat::query

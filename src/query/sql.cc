@@ -1,0 +1,194 @@
+// Pass 4: SQL text. A block becomes one SELECT per arm (a choice of variant for every
+// item: the table a view pattern reads, the branch of a distributed `or`), joined with
+// UNION [ALL]. Items are joined in the planned order with CROSS JOIN, which SQLite keeps.
+#include <functional>
+
+#include "query/analyze.h"
+
+namespace mentat::query {
+
+namespace {
+
+struct Arm {
+  std::vector<std::pair<int, int>> from;  // (item, variant) in join order
+  std::vector<int> blocks;                // blocks whose conditions apply
+};
+
+struct Emitter {
+  const Unit& unit;
+  bool pin;  // CROSS JOIN
+
+  const Variant& VariantOf(int item, int k) const {
+    const Item& it = unit.items[item];
+    if (it.use_collapsed && it.collapsed) return *it.collapsed;
+    return it.variants[static_cast<size_t>(k)];
+  }
+
+  int VariantCount(int item) const {
+    const Item& it = unit.items[item];
+    return it.use_collapsed && it.collapsed ? 1 : static_cast<int>(it.variants.size());
+  }
+
+  void Enumerate(std::vector<int> pending, Arm cur, std::vector<Arm>* out) const {
+    if (pending.empty()) {
+      out->push_back(std::move(cur));
+      return;
+    }
+    int id = pending.front();
+    pending.erase(pending.begin());
+    const Item& item = unit.items[id];
+    for (int k = 0; k < VariantCount(id); ++k) {
+      Arm next = cur;
+      next.from.push_back({id, k});
+      std::vector<int> rest = pending;
+      if (item.kind == Item::Kind::kComposite) {
+        int b = item.variants[static_cast<size_t>(k)].branch;
+        next.blocks.push_back(b);
+        const auto& order = unit.blocks[b].order;
+        rest.insert(rest.begin(), order.begin(), order.end());
+      }
+      Enumerate(rest, std::move(next), out);
+    }
+  }
+
+  std::vector<Arm> Arms(int block) const {
+    std::vector<Arm> out;
+    Arm start;
+    start.blocks.push_back(block);
+    Enumerate(unit.blocks[block].order, start, &out);
+    return out;
+  }
+
+  // Replaces the tokens of `e`; `assign` maps items to their chosen variant.
+  std::string Resolve(const std::string& e, const std::map<int, int>& assign) const {
+    std::string out;
+    out.reserve(e.size());
+    for (size_t i = 0; i < e.size(); ++i) {
+      char c = e[i];
+      if (c == '\x01') {
+        size_t dot = e.find('.', i);
+        size_t end = e.find('\x02', i);
+        int item = std::stoi(e.substr(i + 1, dot - i - 1));
+        std::string col = e.substr(dot + 1, end - dot - 1);
+        auto it = assign.find(item);
+        bool done = false;
+        if (it != assign.end()) {
+          const Variant& v = VariantOf(item, it->second);
+          auto ov = v.cols.find(col);
+          if (ov != v.cols.end()) {
+            out += Resolve(ov->second, assign);
+            done = true;
+          }
+        }
+        if (!done) out += "t" + std::to_string(item) + "." + col;
+        i = end;
+      } else if (c == '\x03' || c == '\x05') {
+        size_t end = e.find(c == '\x03' ? '\x04' : '\x06', i);
+        int block = std::stoi(e.substr(i + 1, end - i - 1));
+        if (c == '\x03') {
+          out += "(" + Exists(block, assign) + ")";
+        } else {
+          out += Generator(block, assign);
+        }
+        i = end;
+      } else {
+        out += c;
+      }
+    }
+    return out;
+  }
+
+  // FROM ... WHERE ... of one arm.
+  std::string FromWhere(const Arm& arm, std::map<int, int>* assign) const {
+    for (const auto& [id, k] : arm.from) (*assign)[id] = k;
+    std::string from, where;
+    auto add_where = [&](const std::string& x) {
+      where += (where.empty() ? " WHERE " : " AND ") + Resolve(x, *assign);
+    };
+    for (const auto& [id, k] : arm.from) {
+      const Item& item = unit.items[id];
+      const Variant& v = VariantOf(id, k);
+      if (!v.table.empty()) {
+        if (!from.empty()) from += pin ? " CROSS JOIN " : ", ";
+        from += Resolve(v.table, *assign) + " AS t" + std::to_string(id);
+        if (!item.index_hint.empty() && !item.use_collapsed) from += " " + item.index_hint;
+      }
+      for (const auto& x : item.conds) add_where(x);
+      for (const auto& x : v.conds) add_where(x);
+    }
+    for (int b : arm.blocks)
+      for (const auto& x : unit.blocks[b].where) add_where(x);
+    return (from.empty() ? std::string() : " FROM " + from) + where;
+  }
+
+  std::string Exists(int block, const std::map<int, int>& outer) const {
+    std::string sql;
+    for (const Arm& arm : Arms(block)) {
+      std::map<int, int> assign = outer;
+      if (!sql.empty()) sql += " UNION ALL ";
+      sql += "SELECT 1" + FromWhere(arm, &assign);
+    }
+    return sql;
+  }
+
+  std::string Generator(int block, const std::map<int, int>& outer) const {
+    std::string sql;
+    for (const Arm& arm : Arms(block)) {
+      std::map<int, int> assign = outer;
+      std::string fw = FromWhere(arm, &assign);
+      std::string cols;
+      for (const auto& [name, e] : unit.blocks[block].outputs)
+        cols += (cols.empty() ? "" : ", ") + Resolve(e, assign) + " AS " + name;
+      if (!sql.empty()) sql += " UNION ";
+      sql += "SELECT DISTINCT " + cols + fw;
+    }
+    return sql;
+  }
+};
+
+}  // namespace
+
+std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin) {
+  Emitter em{unit, pin};
+  std::vector<Arm> arms = em.Arms(block);
+  std::string sql;
+  for (const Arm& arm : arms) {
+    std::map<int, int> assign;
+    std::string fw = em.FromWhere(arm, &assign);
+    std::string cols;
+    for (size_t i = 0; i < spec.columns.size(); ++i)
+      cols += (i ? ", " : "") + em.Resolve(spec.columns[i], assign) + " AS c" + std::to_string(i);
+    if (cols.empty()) cols = "1";
+    if (!sql.empty()) sql += spec.distinct ? " UNION " : " UNION ALL ";
+    sql += std::string("SELECT ") + (spec.distinct && arms.size() == 1 ? "DISTINCT " : "") + cols +
+           fw;
+  }
+  return sql;
+}
+
+int CountArms(const Unit& unit, int block) {
+  Emitter em{unit, true};
+  return static_cast<int>(em.Arms(block).size());
+}
+
+std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
+  std::vector<std::string> out;
+  std::function<void(int, const std::string&)> walk = [&](int b, const std::string& indent) {
+    for (int id : unit.blocks[b].order) {
+      const Item& item = unit.items[id];
+      char est[64];
+      snprintf(est, sizeof est, "%.0f", item.est);
+      out.push_back(indent + "t" + std::to_string(id) + " " + edn::Print(item.form) +
+                    "  (est. " + est + " rows)");
+      if (item.kind == Item::Kind::kComposite)
+        for (size_t k = 0; k < item.variants.size(); ++k) {
+          out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");
+          walk(item.variants[k].branch, indent + "    ");
+        }
+    }
+  };
+  walk(block, "");
+  return out;
+}
+
+}  // namespace mentat::query

@@ -1,0 +1,211 @@
+// Scalar SQL functions used by compiled queries: Clojure-like str, ratio-free division,
+// subs, and regular expressions (ECMAScript syntax, std::regex; compiled patterns are
+// cached per statement with sqlite3_set_auxdata).
+#include "storage/sqlite_api.h"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <string>
+
+#include "mentat/edn.h"
+#include "mentat/status.h"
+
+namespace mentat::query {
+
+namespace {
+
+// Java's Double.toString, which Clojure's str uses: "1.0", "0.5", "1.0E20".
+std::string FormatDouble(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    snprintf(buf, sizeof buf, "%.*g", p, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string s = buf;
+  double a = std::fabs(d);
+  if (a != 0 && (a < 1e-3 || a >= 1e7)) {
+    // Scientific: mantissa with at least one decimal, 'E', exponent without '+' or zeros.
+    char m[64];
+    int exp = 0;
+    for (int p = 1; p <= 17; ++p) {
+      snprintf(m, sizeof m, "%.*e", p - 1, d);
+      if (std::strtod(m, nullptr) == d) break;
+    }
+    std::string ms = m;
+    auto e = ms.find('e');
+    exp = std::stoi(ms.substr(e + 1));
+    std::string mant = ms.substr(0, e);
+    if (mant.find('.') == std::string::npos) mant += ".0";
+    return mant + "E" + std::to_string(exp);
+  }
+  if (s.find('e') != std::string::npos) {
+    snprintf(buf, sizeof buf, "%.17f", d);
+    s = buf;
+    while (!s.empty() && s.back() == '0') s.pop_back();
+  }
+  if (s.find('.') == std::string::npos) s += ".0";
+  if (s.back() == '.') s += "0";
+  return s;
+}
+
+void ResultString(sqlite3_context* ctx, const std::string& s) {
+  sqlite3_result_text(ctx, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+}
+
+void StrFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  sqlite3_value* v = argv[0];
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: ResultString(ctx, std::to_string(sqlite3_value_int64(v))); break;
+    case SQLITE_FLOAT: ResultString(ctx, FormatDouble(sqlite3_value_double(v))); break;
+    case SQLITE_TEXT: sqlite3_result_value(ctx, v); break;
+    case SQLITE_BLOB: {
+      const auto* p = static_cast<const uint8_t*>(sqlite3_value_blob(v));
+      int n = sqlite3_value_bytes(v);
+      if (n == 16) {
+        edn::Uuid u;
+        for (int i = 0; i < 16; ++i) u[i] = p[i];
+        ResultString(ctx, edn::FormatUuid(u));
+      } else {
+        static const char* kHex = "0123456789abcdef";
+        std::string s;
+        for (int i = 0; i < n; ++i) {
+          s += kHex[p[i] >> 4];
+          s += kHex[p[i] & 15];
+        }
+        ResultString(ctx, s);
+      }
+      break;
+    }
+    default: ResultString(ctx, ""); break;
+  }
+}
+
+void FmtInstFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  ResultString(ctx, edn::FormatInstant(sqlite3_value_int64(argv[0])));
+}
+
+void FmtUuidFn(sqlite3_context* ctx, int argc, sqlite3_value** argv) { StrFn(ctx, argc, argv); }
+
+// (/ a b): a long when exact, else a double; NULL on division by zero.
+void DivFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+    return sqlite3_result_null(ctx);
+  if (sqlite3_value_type(argv[0]) == SQLITE_INTEGER &&
+      sqlite3_value_type(argv[1]) == SQLITE_INTEGER) {
+    int64_t a = sqlite3_value_int64(argv[0]), b = sqlite3_value_int64(argv[1]);
+    if (b == 0) return sqlite3_result_null(ctx);
+    if (b == -1 && a == INT64_MIN) return sqlite3_result_double(ctx, -static_cast<double>(a));
+    if (a % b == 0) return sqlite3_result_int64(ctx, a / b);
+    return sqlite3_result_double(ctx, static_cast<double>(a) / static_cast<double>(b));
+  }
+  double b = sqlite3_value_double(argv[1]);
+  if (b == 0) return sqlite3_result_null(ctx);
+  sqlite3_result_double(ctx, sqlite3_value_double(argv[0]) / b);
+}
+
+// Counts UTF-8 code points; `s` is valid UTF-8 from SQLite.
+size_t Utf8Len(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+size_t Utf8Offset(const std::string& s, size_t chars) {
+  size_t i = 0, n = 0;
+  while (i < s.size() && n < chars) {
+    ++i;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
+    ++n;
+  }
+  return i;
+}
+
+// (subs s start end?): NULL when out of range (Clojure throws).
+void SubsFn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
+  std::string s(reinterpret_cast<const char*>(sqlite3_value_text(argv[0])),
+                sqlite3_value_bytes(argv[0]));
+  int64_t len = static_cast<int64_t>(Utf8Len(s));
+  int64_t start = sqlite3_value_int64(argv[1]);
+  int64_t end = argc > 2 ? sqlite3_value_int64(argv[2]) : len;
+  if (start < 0 || end > len || start > end) return sqlite3_result_null(ctx);
+  size_t b = Utf8Offset(s, static_cast<size_t>(start));
+  size_t e = Utf8Offset(s, static_cast<size_t>(end));
+  ResultString(ctx, s.substr(b, e - b));
+}
+
+void DeleteRegex(void* p) { delete static_cast<std::regex*>(p); }
+
+const std::regex* RegexArg(sqlite3_context* ctx, sqlite3_value** argv) {
+  auto* re = static_cast<std::regex*>(sqlite3_get_auxdata(ctx, 0));
+  if (re) return re;
+  if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+    sqlite3_result_error(ctx, "re-find: the pattern must be a string", -1);
+    return nullptr;
+  }
+  std::string pat(reinterpret_cast<const char*>(sqlite3_value_text(argv[0])),
+                  sqlite3_value_bytes(argv[0]));
+  try {
+    re = new std::regex(pat, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    std::string msg = "invalid regular expression \"" + pat + "\": " + e.what();
+    sqlite3_result_error(ctx, msg.c_str(), -1);
+    return nullptr;
+  }
+  sqlite3_set_auxdata(ctx, 0, re, DeleteRegex);
+  // set_auxdata may have deleted it (when the argument is not constant): fetch again.
+  auto* kept = static_cast<std::regex*>(sqlite3_get_auxdata(ctx, 0));
+  if (kept) return kept;
+  thread_local std::regex last;
+  last = std::regex(pat, std::regex::ECMAScript);
+  return &last;
+}
+
+void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
+  const std::regex* re = RegexArg(ctx, argv);
+  if (!re) return;
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
+  std::string s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
+                sqlite3_value_bytes(argv[1]));
+  std::smatch m;
+  bool ok = whole ? std::regex_match(s, m, *re) : std::regex_search(s, m, *re);
+  if (!ok) return sqlite3_result_null(ctx);
+  ResultString(ctx, m.str(0));
+}
+
+void ReFindFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, false); }
+void ReMatchesFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, true); }
+
+}  // namespace
+
+Status RegisterFunctions(sqlite3* db) {
+  struct Fn {
+    const char* name;
+    int argc;
+    void (*fn)(sqlite3_context*, int, sqlite3_value**);
+  };
+  static const Fn kFns[] = {
+      {"mentat_str", 1, StrFn},       {"mentat_fmt_inst", 1, FmtInstFn},
+      {"mentat_fmt_uuid", 1, FmtUuidFn}, {"mentat_div", 2, DivFn},
+      {"mentat_subs", 2, SubsFn},     {"mentat_subs", 3, SubsFn},
+      {"mentat_re_find", 2, ReFindFn}, {"mentat_re_matches", 2, ReMatchesFn},
+  };
+  for (const Fn& f : kFns) {
+    int rc = sqlite3_create_function_v2(db, f.name, f.argc,
+                                        SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
+                                        nullptr, f.fn, nullptr, nullptr, nullptr);
+    if (rc != SQLITE_OK)
+      return Status::Internal(std::string("cannot register ") + f.name + ": " +
+                              sqlite3_errstr(rc));
+  }
+  return Status::OK();
+}
+
+std::string FormatDoubleForStr(double d) { return FormatDouble(d); }
+
+}  // namespace mentat::query
