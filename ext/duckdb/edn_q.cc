@@ -1,0 +1,175 @@
+// edn_q(db_path VARCHAR, query VARCHAR, options VARCHAR): a Datalog query as a table.
+//
+//   SELECT * FROM edn_q('people.db', '[:find ?e ?name :where [?e :person/name ?name]]', '{}');
+//
+// Bind reads the store's schema and the query's :find elements and declares typed
+// columns (columns.h) without running the query. Init runs it once per scan; the scan
+// then hands DuckDB one chunk (duckdb_vector_size() rows, converted as they go out) per
+// call. Options are the shared JSON form ({"inputs": [...], "asOf": t, "since": t,
+// "history": b, "timeout": ms, "planner": b}); NULL or '{}' means none.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "columns.h"
+#include "duckdb_api.h"
+#include "mentat/store.h"
+#include "store_cache.h"
+#include "vectors.h"
+
+namespace mentat::duckdb_ext {
+
+namespace {
+
+struct BindData {
+  std::shared_ptr<Store> store;
+  std::string query;
+  QueryOptions options;
+  QueryColumns columns;
+};
+
+struct ScanState {
+  QueryResult result;
+  size_t next = 0;  // the next row to hand out
+};
+
+std::string ErrorText(const Status& s) { return "edn_q: " + s.ToString(); }
+
+bool IsEmptyOptions(const std::string& json) {
+  return json.find_first_not_of(" \t\r\n{}") == std::string::npos;
+}
+
+Result<std::unique_ptr<BindData>> Bind(duckdb_bind_info info) {
+  if (duckdb_bind_get_parameter_count(info) != 3) {
+    return Status::InvalidArgument("expected edn_q(db_path, query, options)");
+  }
+  std::string path, query, json;
+  bool has[3];
+  std::string* dst[3] = {&path, &query, &json};
+  for (idx_t i = 0; i < 3; ++i) {
+    duckdb_value v = duckdb_bind_get_parameter(info, i);
+    has[i] = ParameterText(v, dst[i]);
+    duckdb_destroy_value(&v);
+  }
+  if (!has[0]) return Status::InvalidArgument("db_path is NULL");
+  if (!has[1]) return Status::InvalidArgument("query is NULL");
+
+  auto data = std::make_unique<BindData>();
+  MENTAT_ASSIGN_OR_RETURN(data->store,
+                          StoreCache::Global().Get(path, StoreCache::Mode::kMustExist));
+  data->query = query;
+  if (has[2] && !IsEmptyOptions(json)) {
+    MENTAT_ASSIGN_OR_RETURN(data->options, options_from_json(query, json));
+  }
+  std::vector<edn::Value> inputs;
+  for (const auto& in : data->options.inputs) {
+    if (!in.db) inputs.push_back(in.value);
+  }
+  auto schema = data->store->schema();
+  MENTAT_ASSIGN_OR_RETURN(data->columns, InferColumns(query, *schema, inputs));
+  return data;
+}
+
+void BindCallback(duckdb_bind_info info) {
+  try {
+    auto data = Bind(info);
+    if (!data.ok()) {
+      duckdb_bind_set_error(info, ErrorText(data.status()).c_str());
+      return;
+    }
+    for (const Column& c : (*data)->columns.columns) {
+      duckdb_logical_type t = MakeLogicalType(c.type);
+      duckdb_bind_add_result_column(info, c.name.c_str(), t);
+      duckdb_destroy_logical_type(&t);
+    }
+    duckdb_bind_set_bind_data(info, data->release(),
+                              [](void* p) { delete static_cast<BindData*>(p); });
+  } catch (const std::exception& e) {
+    duckdb_bind_set_error(info, (std::string("edn_q: ") + e.what()).c_str());
+  } catch (...) {
+    duckdb_bind_set_error(info, "edn_q: unexpected error");
+  }
+}
+
+void InitCallback(duckdb_init_info info) {
+  try {
+    auto* bind = static_cast<BindData*>(duckdb_init_get_bind_data(info));
+    duckdb_init_set_max_threads(info, 1);
+    auto result = bind->store->q(bind->query, bind->options);
+    if (!result.ok()) {
+      duckdb_init_set_error(info, ErrorText(result.status()).c_str());
+      return;
+    }
+    if (!result->rows.empty() && result->rows[0].size() != bind->columns.columns.size()) {
+      duckdb_init_set_error(info,
+                            "edn_q: the query returned a different number of columns "
+                            "than its :find elements");
+      return;
+    }
+    auto state = std::make_unique<ScanState>();
+    state->result = std::move(*result);
+    duckdb_init_set_init_data(info, state.release(),
+                              [](void* p) { delete static_cast<ScanState*>(p); });
+  } catch (const std::exception& e) {
+    duckdb_init_set_error(info, (std::string("edn_q: ") + e.what()).c_str());
+  } catch (...) {
+    duckdb_init_set_error(info, "edn_q: unexpected error");
+  }
+}
+
+void ScanCallback(duckdb_function_info info, duckdb_data_chunk output) {
+  try {
+    auto* bind = static_cast<BindData*>(duckdb_function_get_bind_data(info));
+    auto* state = static_cast<ScanState*>(duckdb_function_get_init_data(info));
+    const auto& rows = state->result.rows;
+    const auto& cols = bind->columns.columns;
+    const size_t n = std::min<size_t>(rows.size() - state->next, duckdb_vector_size());
+    for (size_t c = 0; c < cols.size(); ++c) {
+      duckdb_vector vec = duckdb_data_chunk_get_vector(output, c);
+      for (size_t r = 0; r < n; ++r) {
+        const auto& row = rows[state->next + r];
+        static const edn::Value kNil;
+        const edn::Value& v = c < row.size() ? row[c] : kNil;
+        Status st = WriteCell(vec, cols[c].type, r, v, cols[c].name);
+        if (!st.ok()) {
+          duckdb_function_set_error(info, st.message().c_str());
+          return;
+        }
+      }
+    }
+    state->next += n;
+    duckdb_data_chunk_set_size(output, n);
+  } catch (const std::exception& e) {
+    duckdb_function_set_error(info, (std::string("edn_q: ") + e.what()).c_str());
+  } catch (...) {
+    duckdb_function_set_error(info, "edn_q: unexpected error");
+  }
+}
+
+}  // namespace
+
+bool ParameterText(duckdb_value value, std::string* out) {
+  if (value == nullptr || duckdb_is_null_value(value)) return false;
+  char* text = duckdb_get_varchar(value);
+  if (text == nullptr) return false;
+  *out = text;
+  duckdb_free(text);
+  return true;
+}
+
+bool RegisterEdnQ(duckdb_connection connection, std::string* error) {
+  duckdb_table_function f = duckdb_create_table_function();
+  duckdb_table_function_set_name(f, "edn_q");
+  duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+  for (int i = 0; i < 3; ++i) duckdb_table_function_add_parameter(f, varchar);
+  duckdb_destroy_logical_type(&varchar);
+  duckdb_table_function_set_bind(f, BindCallback);
+  duckdb_table_function_set_init(f, InitCallback);
+  duckdb_table_function_set_function(f, ScanCallback);
+  bool ok = duckdb_register_table_function(connection, f) == DuckDBSuccess;
+  duckdb_destroy_table_function(&f);
+  if (!ok) *error = "could not register edn_q";
+  return ok;
+}
+
+}  // namespace mentat::duckdb_ext

@@ -1,0 +1,81 @@
+// The extension in a real DuckDB: loading, edn_t, edn_pull, errors, store cache and
+// parallel calls. (Typed edn_q results are in query_test.cc.)
+#include <gmock/gmock.h>
+
+#include <thread>
+
+#include "fixture.h"
+
+namespace mentat::duckdb_host {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kSchema[] =
+    "[{:db/ident :person/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one"
+    "  :db/unique :db.unique/identity}"
+    " {:db/ident :person/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
+
+class ExtensionTest : public DuckTest {};
+
+TEST_F(ExtensionTest, LoadsAndRegistersFunctions) {
+  auto r =
+      Run("SELECT function_name, function_type FROM duckdb_functions() "
+          "WHERE function_name LIKE 'edn_%' ORDER BY ALL");
+  ASSERT_EQ(r.rows.size(), 4u);  // edn_pull has two overloads
+  EXPECT_EQ(r.Cell(0, 0), "edn_pull");
+  EXPECT_EQ(r.Cell(2, 0), "edn_q");
+  EXPECT_EQ(r.Cell(2, 1), "table");
+  EXPECT_EQ(r.Cell(3, 0), "edn_t");
+  EXPECT_EQ(r.Cell(3, 1), "scalar");
+}
+
+TEST_F(ExtensionTest, TransactReturnsJsonReport) {
+  std::string p = Quote(Path("t.db"));
+  auto s = Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  ASSERT_EQ(s.rows.size(), 1u);
+  EXPECT_EQ(s.types[0], "VARCHAR");
+  auto r = Run("SELECT edn_t(" + p +
+               ", '[{:db/id \"a\" :person/name \"Alice\" :person/age 30}]')"
+               " AS report");
+  ASSERT_EQ(r.rows.size(), 1u);
+  const std::string report = r.Cell(0, 0);
+  EXPECT_THAT(report, ::testing::MatchesRegex(
+                          R"(\{"tx_id":[0-9]+,"tx_instant":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]+Z",)"
+                          R"("tempids":\{"a":65536\}\})"));
+  // The report is JSON DuckDB can read.
+  auto id = Run("SELECT json_extract(" + Quote(report) + ", '$.tempids.a')::BIGINT");
+  EXPECT_EQ(id.Cell(0, 0), "65536");
+}
+
+TEST_F(ExtensionTest, TransactOneRowPerTransaction) {
+  std::string p = Quote(Path("rows.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  Run("CREATE TABLE people(name VARCHAR, age BIGINT)");
+  Run("INSERT INTO people VALUES ('Ann', 31), ('Bob', 42), ('Cy', 53)");
+  auto r = Run("SELECT count(DISTINCT json_extract(edn_t(" + p +
+               ", '[{:person/name \"' || name || '\" :person/age ' || age || '}]'), '$.tx_id')) "
+               "FROM people");
+  EXPECT_EQ(r.Cell(0, 0), "3");
+}
+
+TEST_F(ExtensionTest, TransactErrorsBecomeDuckdbErrors) {
+  std::string p = Quote(Path("err.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  EXPECT_THAT(Error("SELECT edn_t(" + p + ", '[{:person/name 42}]')"), HasSubstr("edn_t:"));
+  EXPECT_THAT(Error("SELECT edn_t(" + p + ", '[{:person/nope 1}]')"), HasSubstr("person/nope"));
+  // Malformed EDN names the position.
+  EXPECT_THAT(Error("SELECT edn_t(" + p + ", '[{:person/name \"x\"')"), HasSubstr("1:"));
+  // The host is fine afterwards.
+  EXPECT_EQ(Run("SELECT 1 + 1").Cell(0, 0), "2");
+}
+
+TEST_F(ExtensionTest, NullArgumentsGiveNull) {
+  std::string p = Quote(Path("null.db"));
+  auto r = Run("SELECT edn_t(" + p + ", NULL) IS NULL, edn_t(NULL, '[]') IS NULL");
+  EXPECT_EQ(r.Cell(0, 0), "true");
+  EXPECT_EQ(r.Cell(0, 1), "true");
+}
+
+}  // namespace
+}  // namespace mentat::duckdb_host
