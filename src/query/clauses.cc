@@ -155,10 +155,7 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
       VT t = sub.vars[unbound[i]].type;
       if (t == VT::kTuple) consistent = false;
       if (t != types[i]) {
-        if (IsStatic(t) && IsStatic(types[i]))
-          return ClauseError(Code::kSchema, c.form,
-                             "type mismatch: or branches bind " + unbound[i] + " as a " +
-                                 VTName(types[i]) + " and as a " + VTName(t));
+        // Different types per branch: decode per row (static types as type codes).
         if (!IsStatic(t) && t != VT::kDynamic) consistent = false;
         if (!IsStatic(types[i]) && types[i] != VT::kDynamic) consistent = false;
         types[i] = VT::kDynamic;
@@ -201,7 +198,6 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
 
 Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join) {
   std::string src = c.src == "$" ? s->src : c.src;
-  std::string table = "(";
   std::vector<Scope> subs;
   for (size_t b = 0; b < c.body.size(); ++b) {
     int block = NewBlock(false);
@@ -216,46 +212,49 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
         unit_->blocks[block].bound_on_entry.insert(v);
     MENTAT_RETURN_IF_ERROR(OrBranch(c.body[b], join, &sub));
     FinishBlock(sub);
-    for (size_t i = 0; i < join.size(); ++i) {
-      const VarBind* vb = Lookup(sub, join[i]);
+    for (const auto& v : join) {
+      const VarBind* vb = Lookup(sub, v);
       if (!vb)
         return ClauseError(Code::kInvalidArgument, c.form,
-                           "insufficient binding: an or branch does not bind " + join[i]);
+                           "insufficient binding: an or branch does not bind " + v);
       if (vb->type == VT::kTuple)
         return ClauseError(Code::kInvalidArgument, c.form,
-                           "tuple variable " + join[i] + " cannot leave an or");
-      unit_->blocks[block].outputs.push_back({"j" + std::to_string(i), vb->sql});
-      if (vb->type == VT::kDynamic)
-        unit_->blocks[block].outputs.push_back({"j" + std::to_string(i) + "a", vb->attr});
+                           "tuple variable " + v + " cannot leave an or");
     }
-    table += (b ? " UNION " : "") + GeneratorOf(block);
     subs.push_back(std::move(sub));
   }
-  table += ")";
-  // Output types: every branch must agree (dynamic columns exist in all or none).
+  // Output types: one static type, or per-row types (an attribute or type code column).
   std::vector<VT> types;
-  for (size_t i = 0; i < join.size(); ++i) {
-    VT t = Lookup(subs[0], join[i])->type;
+  for (const auto& v : join) {
+    VT t = Lookup(subs[0], v)->type;
     for (auto& sub : subs) {
-      VT u = Lookup(sub, join[i])->type;
-      if (u != t && (IsStatic(u) && IsStatic(t)))
-        return ClauseError(Code::kSchema, c.form,
-                           "type mismatch: or branches bind " + join[i] + " as a " +
-                               VTName(t) + " and as a " + VTName(u));
-      if (u != t && (u == VT::kDynamic || t == VT::kDynamic))
-        return ClauseError(Code::kUnsupported, c.form,
-                           "or branches bind " + join[i] + " with different types");
-      if (u != t) t = VT::kAny;
+      VT u = Lookup(sub, v)->type;
+      if (u == t) continue;
+      bool known_t = IsStatic(t) || t == VT::kDynamic, known_u = IsStatic(u) || u == VT::kDynamic;
+      t = known_t && known_u ? VT::kDynamic : VT::kNumeric;
     }
-    types.push_back(t);
+    types.push_back(t == VT::kAny ? VT::kNumeric : t);
   }
+  std::string table = "(";
+  for (size_t b = 0; b < subs.size(); ++b) {
+    Block& blk = unit_->blocks[subs[b].block];
+    for (size_t i = 0; i < join.size(); ++i) {
+      const VarBind* vb = Lookup(subs[b], join[i]);
+      blk.outputs.push_back({"j" + std::to_string(i), vb->sql});
+      if (types[i] == VT::kDynamic)
+        blk.outputs.push_back({"j" + std::to_string(i) + "a",
+                               vb->type == VT::kDynamic ? vb->attr
+                                                        : IntLit(TypeCode(ToValueType(vb->type)))});
+    }
+    table += (b ? " UNION " : "") + GeneratorOf(subs[b].block);
+  }
+  table += ")";
   int id = NewItem(Item::Kind::kGenerator, c.form, s);
   unit_->items[id].variants.push_back(Variant{table, {}, {}, -1});
   unit_->items[id].plan.fixed_rows = 1000;
   for (size_t i = 0; i < join.size(); ++i) {
     unit_->items[id].plan.binds.push_back(join[i]);
     VarBind vb = ViewColumn(id, "j" + std::to_string(i), types[i]);
-    if (types[i] == VT::kAny) vb.type = VT::kNumeric;
     if (types[i] == VT::kDynamic) vb.attr = Col(id, "j" + std::to_string(i) + "a");
     MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, join[i], std::move(vb), id, c.form));
   }
