@@ -292,6 +292,13 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
   if (e.type == VT::kTuple || b.type == VT::kTuple)
     return ClauseError(Code::kInvalidArgument, form,
                        "tuple variable " + var + " cannot be unified here");
+  if (b.constant && !e.constant) {
+    // A constant meets a binding: encode it for that binding's type.
+    MENTAT_ASSIGN_OR_RETURN(Expr lit, ConstExpr(*b.constant, IsStatic(e.type) ? e.type : VT::kAny,
+                                                s->src, form));
+    AddWhere(s, e.sql + " = " + lit);
+    return Status::OK();
+  }
   if (e.constant) {
     MENTAT_ASSIGN_OR_RETURN(Expr lit, ConstExpr(*e.constant, b.type, s->src, form));
     AddWhere(s, b.sql + " = " + lit);

@@ -144,7 +144,9 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
     for (const auto& v : unbound)
       if (!subs.back().vars.count(v))
         return ClauseError(Code::kInvalidArgument, c.form,
-                           "insufficient binding: an or branch does not bind " + v);
+                           (c.fn.empty() ? "insufficient binding: an or branch does not bind "
+                                        : "insufficient binding: rule " + c.fn + " does not bind ") +
+                               v);
   }
   // Branch types must agree for each new variable.
   std::vector<VT> types(unbound.size());
@@ -216,7 +218,9 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
       const VarBind* vb = Lookup(sub, v);
       if (!vb)
         return ClauseError(Code::kInvalidArgument, c.form,
-                           "insufficient binding: an or branch does not bind " + v);
+                           (c.fn.empty() ? "insufficient binding: an or branch does not bind "
+                                        : "insufficient binding: rule " + c.fn + " does not bind ") +
+                               v);
       if (vb->type == VT::kTuple)
         return ClauseError(Code::kInvalidArgument, c.form,
                            "tuple variable " + v + " cannot leave an or");
@@ -278,6 +282,7 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
   Clause out;
   out.kind = Clause::Kind::kOrJoin;
   out.form = call.form;
+  out.fn = call.fn;  // marks an expanded rule (for messages)
   out.src = call.src;
   std::vector<Term> args = call.args;
   Clauses grounds;
