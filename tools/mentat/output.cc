@@ -1,40 +1,83 @@
 #include "output.h"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "util/json_edn.h"
 
 namespace mentat::cli {
 
 bool ParseFormat(std::string_view name, Format* out) {
-  if (name == "edn") *out = Format::kEdn;
-  else if (name == "json") *out = Format::kJson;
-  else if (name == "table") *out = Format::kTable;
-  else if (name == "csv") *out = Format::kCsv;
-  else return false;
+  if (name == "edn") {
+    *out = Format::kEdn;
+  } else if (name == "json") {
+    *out = Format::kJson;
+  } else if (name == "table") {
+    *out = Format::kTable;
+  } else if (name == "csv") {
+    *out = Format::kCsv;
+  } else {
+    return false;
+  }
   return true;
 }
 
 const char* FormatName(Format f) {
   switch (f) {
-    case Format::kEdn: return "edn";
-    case Format::kJson: return "json";
-    case Format::kTable: return "table";
-    case Format::kCsv: return "csv";
+    case Format::kEdn:
+      return "edn";
+    case Format::kJson:
+      return "json";
+    case Format::kTable:
+      return "table";
+    case Format::kCsv:
+      return "csv";
   }
   return "edn";
 }
 
-namespace {
+bool ColorWanted(int fd) {
+  if (!isatty(fd)) return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  if (no_color && *no_color) return false;
+  const char* term = std::getenv("TERM");
+  return !(term && std::strcmp(term, "dumb") == 0);
+}
 
-// Text of a cell: strings without quotes, everything else as EDN.
+size_t TerminalWidth(int fd) {
+  if (!isatty(fd)) return 0;
+  struct winsize ws {};
+  if (ioctl(fd, TIOCGWINSZ, &ws) != 0 || ws.ws_col == 0) return 80;
+  return ws.ws_col;
+}
+
+const char* Bold(bool on) { return on ? "\033[1m" : ""; }
+const char* Dim(bool on) { return on ? "\033[2m" : ""; }
+const char* Red(bool on) { return on ? "\033[1;31m" : ""; }
+const char* Reset(bool on) { return on ? "\033[0m" : ""; }
+
 std::string CellText(const edn::Value& v) {
   if (v.is_string()) return v.str();
   return edn::Print(v);
 }
 
+size_t DisplayWidth(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s)
+    if ((c & 0xC0) != 0x80) ++n;
+  return n;
+}
+
+namespace {
+
 std::string CsvEscape(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  bool quote = s.find_first_of(",\"\n\r") != std::string::npos ||
+               (!s.empty() && (s.front() == ' ' || s.back() == ' '));
+  if (!quote) return s;
   std::string out = "\"";
   for (char c : s) {
     if (c == '"') out += '"';
@@ -43,16 +86,25 @@ std::string CsvEscape(const std::string& s) {
   return out + "\"";
 }
 
-// Display width of UTF-8 text (code points; good enough for aligned columns).
-size_t Width(const std::string& s) {
-  size_t n = 0;
-  for (unsigned char c : s)
-    if ((c & 0xC0) != 0x80) ++n;
-  return n;
+// A cell on one line: control characters shown as escapes so columns stay aligned.
+std::string OneLine(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += c;
+    }
+  }
+  return out;
 }
 
 std::string Truncate(const std::string& s, size_t max) {
-  if (Width(s) <= max) return s;
+  if (max == 0 || DisplayWidth(s) <= max) return s;
   std::string out;
   size_t n = 0;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -66,68 +118,122 @@ std::string Truncate(const std::string& s, size_t max) {
   return out + "…";
 }
 
+void PrintTable(std::ostream& out, const OutputStyle& style,
+                const std::vector<std::string>& headers,
+                const std::vector<std::vector<edn::Value>>& rows) {
+  const bool color = style.color;
+  size_t n = headers.size();
+  std::vector<std::vector<std::string>> cells;
+  std::vector<size_t> width(n);
+  for (size_t i = 0; i < n; ++i) width[i] = DisplayWidth(headers[i]);
+  cells.reserve(rows.size());
+  for (const auto& row : rows) {
+    std::vector<std::string> line(n);
+    for (size_t i = 0; i < row.size() && i < n; ++i) {
+      if (row[i].is_nil()) continue;  // empty, as SQL shells show NULL
+      line[i] = Truncate(OneLine(CellText(row[i])), style.max_cell);
+      width[i] = std::max(width[i], DisplayWidth(line[i]));
+    }
+    cells.push_back(std::move(line));
+  }
+  // Shrink the widest columns until the table fits the terminal.
+  if (style.max_width > 0 && n > 0) {
+    auto total = [&] {
+      size_t t = 3 * (n - 1);
+      for (size_t w : width) t += w;
+      return t;
+    };
+    while (total() > style.max_width) {
+      auto widest = std::max_element(width.begin(), width.end());
+      if (*widest <= 8) break;
+      --*widest;
+    }
+    for (auto& line : cells)
+      for (size_t i = 0; i < n; ++i) line[i] = Truncate(line[i], width[i]);
+  }
+  auto pad = [](const std::string& s, size_t w) {
+    size_t d = DisplayWidth(s);
+    return d >= w ? std::string() : std::string(w - d, ' ');
+  };
+  for (size_t i = 0; i < n; ++i) {
+    std::string h = Truncate(headers[i], width[i]);
+    out << (i ? " | " : "") << Bold(color) << h << Reset(color)
+        << (i + 1 < n ? pad(h, width[i]) : "");
+  }
+  out << "\n";
+  for (size_t i = 0; i < n; ++i) out << (i ? "-+-" : "") << std::string(width[i], '-');
+  out << "\n";
+  for (size_t r = 0; r < cells.size(); ++r) {
+    std::string line;
+    for (size_t i = 0; i < n; ++i) {
+      line += i ? " | " : "";
+      line += cells[r][i];
+      if (i + 1 < n) line += pad(cells[r][i], width[i]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out << line << "\n";
+  }
+  out << Dim(color) << "(" << rows.size() << (rows.size() == 1 ? " row)" : " rows)") << Reset(color)
+      << "\n";
+}
+
 }  // namespace
 
-void PrintValue(std::ostream& out, Format f, const edn::Value& v) {
-  if (f == Format::kJson) {
+void PrintValue(std::ostream& out, const OutputStyle& style, const edn::Value& v) {
+  if (style.format == Format::kJson) {
     out << EdnToJson(v).dump() << "\n";
   } else {
     out << edn::Print(v) << "\n";
   }
 }
 
-void PrintRows(std::ostream& out, Format f, const std::vector<std::string>& headers,
-               const std::vector<std::vector<edn::Value>>& rows, const edn::Value& edn_value) {
-  if (f == Format::kEdn || f == Format::kJson) {
-    PrintValue(out, f, edn_value);
-    return;
-  }
-  if (f == Format::kCsv) {
-    for (size_t i = 0; i < headers.size(); ++i) out << (i ? "," : "") << CsvEscape(headers[i]);
-    out << "\n";
-    for (const auto& row : rows) {
-      for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << CsvEscape(CellText(row[i]));
+void PrintRows(std::ostream& out, const OutputStyle& style, const std::vector<std::string>& headers,
+               const std::vector<std::vector<edn::Value>>& rows, const edn::Value& whole) {
+  switch (style.format) {
+    case Format::kEdn:
+    case Format::kJson:
+      PrintValue(out, style, whole);
+      return;
+    case Format::kCsv:
+      for (size_t i = 0; i < headers.size(); ++i) out << (i ? "," : "") << CsvEscape(headers[i]);
       out << "\n";
-    }
-    return;
+      for (const auto& row : rows) {
+        for (size_t i = 0; i < row.size(); ++i)
+          out << (i ? "," : "") << (row[i].is_nil() ? "" : CsvEscape(CellText(row[i])));
+        out << "\n";
+      }
+      return;
+    case Format::kTable:
+      PrintTable(out, style, headers, rows);
+      return;
   }
-  constexpr size_t kMaxCell = 60;
-  std::vector<std::vector<std::string>> cells;
-  std::vector<size_t> width(headers.size());
-  for (size_t i = 0; i < headers.size(); ++i) width[i] = Width(headers[i]);
-  for (const auto& row : rows) {
-    std::vector<std::string> line;
-    for (size_t i = 0; i < row.size() && i < headers.size(); ++i) {
-      line.push_back(Truncate(CellText(row[i]), kMaxCell));
-      width[i] = std::max(width[i], Width(line.back()));
-    }
-    cells.push_back(std::move(line));
-  }
-  auto rule = [&]() {
-    for (size_t i = 0; i < width.size(); ++i) out << (i ? "-+-" : "") << std::string(width[i], '-');
-    out << "\n";
-  };
-  auto line = [&](const std::vector<std::string>& l) {
-    for (size_t i = 0; i < width.size(); ++i) {
-      std::string s = i < l.size() ? l[i] : "";
-      out << (i ? " | " : "") << s << std::string(width[i] - Width(s), ' ');
-    }
-    out << "\n";
-  };
-  line(headers);
-  rule();
-  for (const auto& l : cells) line(l);
-  out << "(" << rows.size() << (rows.size() == 1 ? " row)" : " rows)") << "\n";
 }
 
-void PrintQueryResult(std::ostream& out, Format f, const QueryResult& r) {
-  edn::Value v = r.ToEdn();
-  if ((f == Format::kTable || f == Format::kCsv) &&
-      (r.shape == QueryResult::Shape::kScalar) && r.rows.empty()) {
-    PrintRows(out, f, r.columns, {}, v);
+void PrintMap(std::ostream& out, const OutputStyle& style, const edn::Value& map) {
+  if (!map.is_map() || style.format == Format::kEdn || style.format == Format::kJson) {
+    PrintValue(out, style, map);
     return;
   }
-  PrintRows(out, f, r.columns, r.rows, v);
+  std::vector<std::vector<edn::Value>> rows;
+  for (const auto& [k, v] : map.entries()) rows.push_back({k, v});
+  PrintRows(out, style, {"attribute", "value"}, rows, map);
+}
+
+void PrintQueryResult(std::ostream& out, const OutputStyle& style, const QueryResult& r) {
+  if (style.format == Format::kEdn || style.format == Format::kJson) {
+    PrintValue(out, style, r.ToEdn());
+    return;
+  }
+  std::vector<std::string> headers = r.columns;
+  if (!r.map_keys.empty()) {
+    headers.clear();
+    for (const auto& k : r.map_keys) {
+      std::string h = CellText(k);
+      if (k.is_keyword() && !h.empty() && h[0] == ':') h.erase(0, 1);
+      headers.push_back(h);
+    }
+  }
+  PrintRows(out, style, headers, r.rows, edn::Value());
 }
 
 }  // namespace mentat::cli

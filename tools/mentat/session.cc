@@ -1,101 +1,93 @@
+// Session core: the command table, dispatch, errors, and the commands that only change
+// the session (.open, .format, .timer, .help, .read, .exit). The data commands are in
+// commands.cc, .import and .export in transfer.cc.
 #include "session.h"
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 
 #include "input.h"
+#include "interrupt.h"
 
 namespace mentat::cli {
 
 const std::vector<CommandInfo>& Commands() {
   static const std::vector<CommandInfo> kCommands = {
-      {".open", nullptr, "PATH", "open (or create) the store at PATH"},
-      {".transact", ".t", "EDN", "transact EDN transaction data and print the report"},
-      {".query", ".q", "QUERY [OPTIONS_JSON]", "run a Datalog query"},
-      {".explain", nullptr, "QUERY [OPTIONS_JSON]", "show how a query is planned and run"},
+      {".open", nullptr, "PATH", "open (or create) the store at PATH",
+       "Closes the current store. An empty PATH (\"\") or :memory: opens an in-memory store."},
+      {".transact", ".t", "EDN", "transact EDN transaction data and print the report",
+       "EDN is a vector of entity maps and [:db/add e a v] / [:db/retract e a v] forms.\n"
+       "Example: .t [{:db/id \"a\" :person/name \"Ada\"}]"},
+      {".query", ".q", "QUERY [OPTIONS_JSON]", "run a Datalog query",
+       "OPTIONS_JSON: {\"inputs\": [...], \"asOf\": t, \"since\": t, \"history\": true,\n"
+       "\"timeout\": ms, \"planner\": false}. A bare [:find ...] runs as a query too.\n"
+       "Example: .q [:find ?n :in $ ?min :where [?p :person/age ?a] [(> ?a ?min)]\n"
+       "             [?p :person/name ?n]] {\"inputs\": [30]}"},
+      {".explain", nullptr, "QUERY [OPTIONS_JSON]", "show how a query is planned and run", ""},
+      {".pull", nullptr, "PATTERN EID", "pull a pattern for an entity",
+       "EID is an entity id, an ident or a lookup ref.\n"
+       "Example: .pull [:person/name {:person/friend [:person/name]}] [:person/name \"Ada\"]"},
+      {".entity", nullptr, "EID", "print an entity's attributes",
+       "EID is an entity id, an ident or a lookup ref."},
       {".datoms", nullptr, "INDEX [COMPONENTS...]",
-       "print datoms of :eavt, :aevt, :avet or :vaet whose leading components match"},
-      {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)"},
-      {".format", nullptr, "table|edn|json|csv", "set the output format"},
-      {".timer", nullptr, "on|off", "print how long each command took"},
-      {".help", nullptr, "[COMMAND]", "list the commands, or describe one"},
-      {".exit", ".quit", "", "leave"},
+       "print datoms of :eavt, :aevt, :avet or :vaet whose leading components match",
+       "Example: .datoms :avet :person/name \"Ada\""},
+      {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
+      {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
+      {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
+       "dry shows what would change; adaptive, schema and off set the index mode."},
+      {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
+       "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
+       "attributes (and optionally :db/id), one entity per row, values typed by the\n"
+       "attribute, N rows (default 1000) per transaction. Ctrl-C stops after the running\n"
+       "transaction; every committed transaction stays."},
+      {".export", nullptr, "FILE [--since T]", "dump the store as EDN that .import reads back",
+       "The schema first, then the entities with tempids. FILE - writes to the output.\n"
+       "--since T (a transaction id or an instant) dumps only datoms asserted after T."},
+      {".eval", nullptr, "SCRIPT", "evaluate a script and print its value", ""},
+      {".read", nullptr, "FILE", "run the commands in FILE", ""},
+      {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format", ""},
+      {".timer", nullptr, "[on|off]", "print how long each command took", ""},
+      {".help", nullptr, "[COMMAND]", "list the commands, or describe one", ""},
+      {".exit", ".quit", "", "leave (Ctrl-D does too)", ""},
   };
   return kCommands;
 }
 
-namespace {
-
 const CommandInfo* FindCommand(const std::string& name) {
+  std::string n = !name.empty() && name[0] != '.' ? "." + name : name;
   for (const auto& c : Commands()) {
-    if (name == c.name || (c.alias && name == c.alias)) return &c;
+    if (n == c.name || (c.alias && n == c.alias)) return &c;
   }
   return nullptr;
 }
 
-// Splits "FORM REST" where FORM is one EDN form: returns the form's text and the rest.
-Status SplitForm(const std::string& text, std::string* form, std::string* rest) {
-  edn::Reader reader(text);
-  auto v = reader.Next();
-  if (!v.ok()) return v.status();
-  if (!v->has_value()) return Status::InvalidArgument("expected an EDN form");
-  *form = text.substr(0, reader.offset());
-  *rest = text.substr(reader.offset());
-  size_t b = rest->find_first_not_of(" \t\r\n");
-  *rest = b == std::string::npos ? std::string() : rest->substr(b);
-  return Status::OK();
-}
-
-edn::Value AttributeEdn(const Attribute& a) {
-  edn::MapEntries m;
-  auto kw = [](const char* s) { return edn::Value::Keyword(s); };
-  m.emplace_back(kw("db/ident"), edn::Value::Keyword(a.ident));
-  m.emplace_back(kw("db/id"), edn::Value::Int(a.id));
-  m.emplace_back(kw("db/valueType"), edn::Value::Keyword(ValueTypeIdent(a.type)));
-  m.emplace_back(kw("db/cardinality"),
-                 kw(a.many ? "db.cardinality/many" : "db.cardinality/one"));
-  if (a.unique != Unique::kNone)
-    m.emplace_back(kw("db/unique"), kw(a.unique == Unique::kIdentity ? "db.unique/identity"
-                                                                     : "db.unique/value"));
-  if (a.index) m.emplace_back(kw("db/index"), edn::Value::Bool(true));
-  if (a.component) m.emplace_back(kw("db/isComponent"), edn::Value::Bool(true));
-  if (a.no_history) m.emplace_back(kw("db/noHistory"), edn::Value::Bool(true));
-  if (a.fulltext) m.emplace_back(kw("db/fulltext"), edn::Value::Bool(true));
-  if (!a.doc.empty()) m.emplace_back(kw("db/doc"), edn::Value::String(a.doc));
-  return edn::Value::Map(std::move(m));
-}
-
-}  // namespace
-
-std::string FormatError(const std::string& command_name, const std::string& text,
-                        const Status& st) {
-  std::string msg = "error: ";
+std::string FormatError(const std::string& command_name, const std::string& text, const Status& st,
+                        bool color) {
+  std::string msg = std::string(Red(color)) + "error:" + Reset(color) + " ";
   if (!command_name.empty()) msg += command_name + ": ";
   msg += st.message().empty() ? st.ToString() : st.message();
-  // "L:C: ..." messages about `text` get the line and a caret.
   unsigned line = 0, col = 0;
-  if (std::sscanf(st.message().c_str(), "%u:%u:", &line, &col) == 2 && line > 0 && col > 0) {
-    size_t start = 0;
-    for (unsigned l = 1; l < line && start != std::string::npos; ++l) {
-      start = text.find('\n', start);
-      if (start != std::string::npos) ++start;
-    }
-    if (start != std::string::npos && start <= text.size()) {
-      size_t end = text.find('\n', start);
-      std::string src = text.substr(start, end == std::string::npos ? end : end - start);
-      if (col <= src.size() + 1) {
-        msg += "\n  " + src + "\n  " + std::string(col - 1, ' ') + "^";
-      }
-    }
+  if (ErrorPosition(st.message(), &line, &col)) {
+    std::string caret = CaretLines(text, line, col);
+    if (!caret.empty()) msg += "\n" + caret;
   }
   return msg;
 }
 
+Session::Session(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+
+Session::~Session() = default;
+
 Status Session::Open(const std::string& path) {
-  auto s = Store::open(path);
+  std::string p = path == ":memory:" ? "" : path;
+  auto s = Store::open(p, store_options_);
   if (!s.ok()) return s.status();
+  SetInterruptStore(nullptr);  // the old store is about to close
   store_ = std::move(*s);
-  path_ = path;
+  path_ = p;
+  SetInterruptStore(store_.get());
   return Status::OK();
 }
 
@@ -104,141 +96,194 @@ Status Session::RequireStore() {
   return Status::OK();
 }
 
+std::string Session::ErrorText(const std::string& command, const Status& st) const {
+  std::string name, rest;
+  SplitCommand(command, &name, &rest);
+  if (LooksLikeQuery(command)) return FormatError(".query", command, st, err_color_);
+  if (name.empty() || name[0] != '.') return FormatError("", command, st, err_color_);
+  return FormatError(name, rest, st, err_color_);
+}
+
+bool Session::Run(const std::string& command) {
+  Status st = Execute(command);
+  if (st.ok()) return true;
+  out_.flush();
+  err_ << ErrorText(command, st) << std::endl;
+  return false;
+}
+
 Status Session::Execute(const std::string& command) {
   std::string name, rest;
   SplitCommand(command, &name, &rest);
   if (name.empty()) return Status::OK();
-  const CommandInfo* info = FindCommand(name);
-  if (!info) {
-    if (name[0] == '[' || name[0] == '{')
-      return Status::InvalidArgument("unknown command '" + name +
-                                     "' (queries go after .q, transactions after .t)");
-    return Status::InvalidArgument("unknown command '" + name + "' (try .help)");
+  if (LooksLikeQuery(command)) {
+    name = ".query";
+    rest = command;
   }
-  std::string cmd = info->name;
   auto start = std::chrono::steady_clock::now();
   Status st;
-  if (cmd == ".help") st = Help(rest);
-  else if (cmd == ".exit") exit_ = true;
-  else if (cmd == ".open") st = rest.empty() ? Status::InvalidArgument("usage: .open PATH") : Open(rest);
-  else if (cmd == ".transact") st = Transact(rest);
-  else if (cmd == ".query") st = Query(rest, false);
-  else if (cmd == ".explain") st = Query(rest, true);
-  else if (cmd == ".datoms") st = Datoms(rest);
-  else if (cmd == ".schema") st = Schema(rest);
-  else if (cmd == ".format") {
-    Format f;
-    if (!ParseFormat(rest, &f))
-      st = Status::InvalidArgument("unknown format '" + rest + "' (table, edn, json or csv)");
-    else
-      format_ = f;
-  } else if (cmd == ".timer") {
-    if (rest == "on") timer_ = true;
-    else if (rest == "off") timer_ = false;
-    else st = Status::InvalidArgument("usage: .timer on|off");
+  {
+    CommandScope scope(store_.get());
+    st = Dispatch(name, rest, command);
   }
-  if (timer_ && cmd != ".timer") {
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                    .count();
+  out_.flush();
+  if (timer_ && name != ".timer") {
+    double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     char buf[64];
     std::snprintf(buf, sizeof buf, "time: %.3f ms\n", ms);
-    err_ << buf;
+    err_ << buf << std::flush;
   }
   return st;
 }
 
+Status Session::Dispatch(const std::string& name, const std::string& rest,
+                         const std::string& command) {
+  const CommandInfo* info = name[0] == '.' ? FindCommand(name) : nullptr;
+  if (!info) {
+    if (name[0] == '[' || name[0] == '{' || name[0] == '(')
+      return Status::InvalidArgument("'" + FlattenForHistory(command).substr(0, 40) +
+                                     "' is not a command (queries go after .q, transactions "
+                                     "after .t)");
+    std::string hint;
+    for (const auto& c : Commands()) {
+      std::string n = c.name;
+      if (name.size() > 1 && n.rfind(name, 0) == 0) hint += (hint.empty() ? "" : ", ") + n;
+    }
+    return Status::InvalidArgument("unknown command '" + name + "' (" +
+                                   (hint.empty() ? "try .help" : "did you mean " + hint + "?") +
+                                   ")");
+  }
+  std::string cmd = info->name;
+  if (cmd == ".help") return Help(rest);
+  if (cmd == ".exit") {
+    exit_ = true;
+    return Status::OK();
+  }
+  if (cmd == ".open") {
+    auto words = SplitWords(rest);
+    if (words.size() != 1) return Status::InvalidArgument("usage: .open PATH");
+    return Open(words[0]);
+  }
+  if (cmd == ".transact") return Transact(rest);
+  if (cmd == ".query") return Query(rest, false);
+  if (cmd == ".explain") return Query(rest, true);
+  if (cmd == ".pull") return Pull(rest);
+  if (cmd == ".entity") return Entity(rest);
+  if (cmd == ".datoms") return Datoms(rest);
+  if (cmd == ".schema") return Schema(rest);
+  if (cmd == ".stats") return Stats(rest);
+  if (cmd == ".tune") return Tune(rest);
+  if (cmd == ".eval") return Eval(rest);
+  if (cmd == ".import") return Import(rest);
+  if (cmd == ".export") return Export(rest);
+  if (cmd == ".read") return Read(rest);
+  if (cmd == ".format") return FormatCommand(rest);
+  if (cmd == ".timer") return TimerCommand(rest);
+  return Status::Internal("command " + cmd + " has no handler");
+}
+
+int Session::RunStream(std::istream& in) {
+  int failures = 0;
+  std::string pending, line;
+  while (!exit_ && std::getline(in, line)) {
+    if (pending.empty()) {
+      size_t b = line.find_first_not_of(" \t\r");
+      if (b == std::string::npos || line[b] == ';' || line[b] == '#') continue;
+    }
+    pending += pending.empty() ? line : "\n" + line;
+    if (!IsComplete(pending)) continue;
+    bool ok = Run(pending);
+    pending.clear();
+    if (!ok) {
+      ++failures;
+      if (bail_) return failures;
+    }
+    if (CancelFlag().load()) return failures + 1;  // Ctrl-C stops the batch
+  }
+  if (!pending.empty() && !exit_ && !Run(pending)) ++failures;  // fails: unbalanced
+  return failures;
+}
+
 Status Session::Help(const std::string& rest) {
   if (!rest.empty()) {
-    std::string n = rest[0] == '.' ? rest : "." + rest;
-    const CommandInfo* c = FindCommand(n);
-    if (!c) return Status::InvalidArgument("no command '" + rest + "'");
-    out_ << c->name << (c->alias ? std::string(" (") + c->alias + ")" : "") << " " << c->args
-         << "\n  " << c->help << "\n";
+    const CommandInfo* c = FindCommand(rest);
+    if (!c) return Status::InvalidArgument("no command '" + rest + "' (try .help)");
+    out_ << c->name << (c->alias ? std::string(", ") + c->alias : "") << (*c->args ? " " : "")
+         << c->args << "\n  " << c->summary << "\n";
+    std::string details = c->details;
+    size_t start = 0;
+    while (start < details.size()) {
+      size_t end = details.find('\n', start);
+      if (end == std::string::npos) end = details.size();
+      out_ << "  " << details.substr(start, end - start) << "\n";
+      start = end + 1;
+    }
     return Status::OK();
   }
   for (const auto& c : Commands()) {
-    std::string head = std::string(c.name) + (c.alias ? std::string(", ") + c.alias : "") + " " +
-                       c.args;
-    out_ << head << std::string(head.size() < 36 ? 36 - head.size() : 1, ' ') << c.help << "\n";
+    std::string head = std::string(c.name) + (c.alias ? std::string(", ") + c.alias : "") +
+                       (*c.args ? " " : "") + c.args;
+    out_ << head << std::string(head.size() < 40 ? 40 - head.size() : 1, ' ') << c.summary << "\n";
   }
   return Status::OK();
 }
 
-Status Session::Transact(const std::string& rest) {
-  MENTAT_RETURN_IF_ERROR(RequireStore());
-  if (rest.empty()) return Status::InvalidArgument("usage: .transact EDN");
-  MENTAT_ASSIGN_OR_RETURN(TxReport r, store_->transact(rest));
-  auto schema = store_->schema();
-  PrintValue(out_, format_ == Format::kJson ? Format::kJson : Format::kEdn, r.ToEdn(schema.get()));
-  return Status::OK();
-}
-
-Status Session::Query(const std::string& rest, bool explain) {
-  MENTAT_RETURN_IF_ERROR(RequireStore());
-  if (rest.empty()) return Status::InvalidArgument("usage: .query QUERY [OPTIONS_JSON]");
-  std::string form, json;
-  MENTAT_RETURN_IF_ERROR(SplitForm(rest, &form, &json));
-  QueryOptions options;
-  if (!json.empty()) {
-    MENTAT_ASSIGN_OR_RETURN(options, options_from_json(form, json));
-  }
-  if (explain) {
-    MENTAT_ASSIGN_OR_RETURN(std::string text, store_->q_explain(form, options));
-    out_ << text;
-    if (!text.empty() && text.back() != '\n') out_ << "\n";
+Status Session::FormatCommand(const std::string& rest) {
+  if (rest.empty()) {
+    out_ << FormatName(style_.format) << "\n";
     return Status::OK();
   }
-  MENTAT_ASSIGN_OR_RETURN(QueryResult r, store_->q(form, options));
-  PrintQueryResult(out_, format_, r);
+  Format f;
+  if (!ParseFormat(rest, &f))
+    return Status::InvalidArgument("unknown format '" + rest + "' (table, edn, json or csv)");
+  style_.format = f;
   return Status::OK();
 }
 
-Status Session::Datoms(const std::string& rest) {
-  MENTAT_RETURN_IF_ERROR(RequireStore());
-  MENTAT_ASSIGN_OR_RETURN(edn::Vec parts, edn::ReadAll(rest));
-  if (parts.empty() || !parts[0].is_keyword())
-    return Status::InvalidArgument("usage: .datoms :eavt|:aevt|:avet|:vaet [COMPONENTS...]");
-  std::vector<edn::Value> comps(parts.begin() + 1, parts.end());
-  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(parts[0].str(), comps));
-  auto schema = store_->schema();
-  std::vector<std::vector<edn::Value>> rows;
-  edn::Vec all;
-  for (const auto& d : datoms) {
-    edn::Value a = edn::Value::Int(d.a);
-    if (const std::string* id = schema->ident(d.a)) a = edn::Value::Keyword(*id);
-    std::vector<edn::Value> row = {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx),
-                                   edn::Value::Bool(d.added)};
-    all.push_back(edn::Value::Vector(row));
-    rows.push_back(std::move(row));
+Status Session::TimerCommand(const std::string& rest) {
+  if (rest.empty()) {
+    out_ << (timer_ ? "on" : "off") << "\n";
+  } else if (rest == "on") {
+    timer_ = true;
+  } else if (rest == "off") {
+    timer_ = false;
+  } else {
+    return Status::InvalidArgument("usage: .timer on|off");
   }
-  PrintRows(out_, format_, {"e", "a", "v", "tx", "added"}, rows, edn::Value::Vector(std::move(all)));
   return Status::OK();
 }
 
-Status Session::Schema(const std::string& rest) {
-  MENTAT_RETURN_IF_ERROR(RequireStore());
-  auto schema = store_->schema();
-  edn::Vec out;
-  std::vector<std::vector<edn::Value>> rows;
-  std::string want = rest;
-  if (!want.empty() && want[0] == ':') want.erase(0, 1);
-  for (const auto& [id, attr] : schema->attributes()) {
-    if (want.empty() && attr.ident.rfind("db", 0) == 0 &&
-        (attr.ident.size() > 2 && (attr.ident[2] == '/' || attr.ident[2] == '.')))
-      continue;  // the bootstrap vocabulary
-    if (!want.empty() && attr.ident != want) continue;
-    out.push_back(AttributeEdn(attr));
-    rows.push_back({edn::Value::Keyword(attr.ident), edn::Value::Keyword(ValueTypeIdent(attr.type)),
-                    edn::Value::Keyword(attr.many ? "db.cardinality/many" : "db.cardinality/one"),
-                    attr.unique == Unique::kNone       ? edn::Value()
-                    : attr.unique == Unique::kIdentity ? edn::Value::Keyword("db.unique/identity")
-                                                       : edn::Value::Keyword("db.unique/value"),
-                    edn::Value::Bool(attr.index)});
-  }
-  if (!want.empty() && out.empty()) return Status::NotFound("unknown attribute :" + want);
-  PrintRows(out_, format_, {"ident", "valueType", "cardinality", "unique", "index"}, rows,
-            edn::Value::Vector(std::move(out)));
+Status Session::Read(const std::string& rest) {
+  auto words = SplitWords(rest);
+  if (words.size() != 1) return Status::InvalidArgument("usage: .read FILE");
+  if (read_depth_ >= 16) return Status::InvalidArgument(".read nested too deeply");
+  std::ifstream in(words[0]);
+  if (!in) return Status::NotFound("cannot read '" + words[0] + "'");
+  ++read_depth_;
+  int failures = RunStream(in);
+  --read_depth_;
+  if (failures > 0)
+    return Status::InvalidArgument(std::to_string(failures) +
+                                   (failures == 1 ? " command" : " commands") + " in '" + words[0] +
+                                   "' failed");
   return Status::OK();
+}
+
+void Session::PrintSummary(const std::string& text, const std::vector<std::string>& keys,
+                           const std::vector<edn::Value>& values) {
+  if (style_.format == Format::kTable) {
+    out_ << text << "\n";
+    return;
+  }
+  if (style_.format == Format::kCsv) {
+    PrintRows(out_, style_, keys, {values}, edn::Value());
+    return;
+  }
+  edn::MapEntries m;
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i)
+    m.emplace_back(edn::Value::Keyword(keys[i]), values[i]);
+  PrintValue(out_, style_, edn::Value::Map(std::move(m)));
 }
 
 }  // namespace mentat::cli

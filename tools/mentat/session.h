@@ -1,9 +1,14 @@
-// A CLI session: an open store, an output format, and the dot-commands.
+// A CLI session: an open store, an output style, and the dot-commands.
+//
+// The batch mode and the REPL both feed commands to a Session. A command is one line, or
+// several lines whose brackets balance; results go to the output stream, errors (with the
+// command's name and, for parse errors, the offending line and a caret) to the error
+// stream. Not thread-safe.
 #pragma once
 
-#include <functional>
-#include <iostream>
+#include <istream>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -13,50 +18,93 @@
 namespace mentat::cli {
 
 struct CommandInfo {
-  const char* name;   // ".transact"
-  const char* alias;  // ".t" or nullptr
-  const char* args;   // "EDN"
-  const char* help;
+  const char* name;     // ".transact"
+  const char* alias;    // ".t" or nullptr
+  const char* args;     // "EDN"
+  const char* summary;  // one line for .help
+  const char* details;  // more for .help COMMAND ("" when the summary says it all)
 };
 
 // Every command, in help order.
 const std::vector<CommandInfo>& Commands();
+// The command named `name` (long name or alias, with or without the dot), or nullptr.
+const CommandInfo* FindCommand(const std::string& name);
 
 class Session {
  public:
-  Session(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+  Session(std::ostream& out, std::ostream& err);
+  ~Session();
 
   // Opens the store at `path` ("" for in-memory), replacing the current one.
   Status Open(const std::string& path);
-  // Runs one command (a line, or several lines whose brackets balance). Errors are
-  // returned (the caller prints them); results go to the output stream.
-  Status Execute(const std::string& command);
-  bool exit_requested() const { return exit_; }
+  // Options for stores opened from now on.
+  void set_store_options(const Options& options) { store_options_ = options; }
 
-  void set_format(Format f) { format_ = f; }
-  Format format() const { return format_; }
+  // Runs one command. Errors are returned, not printed.
+  Status Execute(const std::string& command);
+  // Runs one command and prints its error, if any, to the error stream. True on success.
+  bool Run(const std::string& command);
+  // Runs the commands of `in` (lines joined until brackets balance; blank lines and lines
+  // starting with ';' or '#' between commands are skipped) until the end, .exit, Ctrl-C
+  // or (with set_bail) the first failure.
+  // Returns the number of commands that failed.
+  int RunStream(std::istream& in);
+
+  bool exit_requested() const { return exit_; }
+  OutputStyle& style() { return style_; }
+  void set_format(Format f) { style_.format = f; }
+  Format format() const { return style_.format; }
+  void set_error_color(bool on) { err_color_ = on; }
+  // Show a progress bar on stderr for long commands (when stderr is a terminal).
+  void set_progress(bool on) { progress_ = on; }
+  void set_timer(bool on) { timer_ = on; }
+  // Stop RunStream at the first failing command.
+  void set_bail(bool on) { bail_ = on; }
   Store* store() { return store_.get(); }
+  const std::string& path() const { return path_; }
+
+  // The error message printed for `st` from the command `command`.
+  std::string ErrorText(const std::string& command, const Status& st) const;
 
  private:
+  Status Dispatch(const std::string& name, const std::string& rest, const std::string& command);
   Status Help(const std::string& rest);
   Status Transact(const std::string& rest);
   Status Query(const std::string& rest, bool explain);
+  Status Pull(const std::string& rest);
+  Status Entity(const std::string& rest);
   Status Datoms(const std::string& rest);
   Status Schema(const std::string& rest);
+  Status Stats(const std::string& rest);
+  Status Tune(const std::string& rest);
+  Status Eval(const std::string& rest);
+  Status Import(const std::string& rest);
+  Status Export(const std::string& rest);
+  Status Read(const std::string& rest);
+  Status FormatCommand(const std::string& rest);
+  Status TimerCommand(const std::string& rest);
   Status RequireStore();
+  // A summary: a text line in the table format, else a map (EDN, JSON) or a CSV row.
+  void PrintSummary(const std::string& text, const std::vector<std::string>& keys,
+                    const std::vector<edn::Value>& values);
 
   std::ostream& out_;
   std::ostream& err_;
   std::unique_ptr<Store> store_;
   std::string path_;
-  Format format_ = Format::kEdn;
+  Options store_options_;
+  OutputStyle style_;
+  bool err_color_ = false;
+  bool progress_ = false;
   bool timer_ = false;
   bool exit_ = false;
+  bool bail_ = false;
+  int read_depth_ = 0;
 };
 
-// "error: .transact: 1:5: ..." with, for parse errors, the offending line and a caret
-// under the column.
-std::string FormatError(const std::string& command_name, const std::string& text,
-                        const Status& st);
+// "error: .transact: 1:5: ..." with, for "LINE:COL: " messages about `text`, the
+// offending line and a caret under the column. `color` makes "error:" red.
+std::string FormatError(const std::string& command_name, const std::string& text, const Status& st,
+                        bool color = false);
 
 }  // namespace mentat::cli

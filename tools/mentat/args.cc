@@ -1,0 +1,160 @@
+#include "args.h"
+
+#include <algorithm>
+
+#include "session.h"
+
+namespace mentat::cli {
+
+namespace {
+
+const char* kUsage =
+    "usage: mentat [OPTIONS] [STORE] [COMMAND ...]\n"
+    "       mentat [OPTIONS] [STORE] run SCRIPT_FILE\n"
+    "\n"
+    "Opens STORE (a file, created if missing; in-memory when omitted) and runs each\n"
+    "COMMAND argument in order. Without commands, reads commands from standard input:\n"
+    "an interactive shell on a terminal, else one command per line (a command continues\n"
+    "over lines until its brackets balance).\n"
+    "\n"
+    "options:\n"
+    "  --format FMT    output format: table, edn, json or csv (default: table on a\n"
+    "                  terminal, edn otherwise)\n"
+    "  -f, --file FILE run the commands in FILE\n"
+    "  --read-only     open the store read-only (it must exist)\n"
+    "  --bail          stop at the first command that fails\n"
+    "  --timer         print how long each command took\n"
+    "  --no-color      no colours (also when NO_COLOR is set)\n"
+    "  -h, --help      show this help\n"
+    "  -V, --version   show the version\n"
+    "\n"
+    "Exit status: 0 when every command succeeded, 1 otherwise.\n"
+    "Environment: MENTAT_HISTORY (the shell's history file, default ~/.mentat_history;\n"
+    "empty for none), NO_COLOR.\n"
+    "\n"
+    "commands (.help COMMAND describes one):\n";
+
+const char* const kOptions[] = {"--format", "--file",     "--read-only", "--bail",
+                                "--timer",  "--no-color", "--help",      "--version"};
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string Hint(const std::string& arg) {
+  std::string name = arg.substr(0, arg.find('='));
+  const char* best = nullptr;
+  size_t best_d = 3;
+  for (const char* o : kOptions) {
+    size_t d = EditDistance(name, o);
+    if (d < best_d) {
+      best = o;
+      best_d = d;
+    }
+  }
+  std::string hint = "\nhint: ";
+  if (best) hint += "did you mean " + std::string(best) + "? ";
+  return hint + "mentat --help lists the options";
+}
+
+bool LooksLikeCommand(const std::string& arg) {
+  return !arg.empty() && (arg[0] == '.' || arg[0] == '[' || arg[0] == '{');
+}
+
+}  // namespace
+
+void PrintUsage(std::ostream& os) {
+  os << kUsage;
+  for (const auto& c : Commands()) {
+    std::string head = std::string("  ") + c.name + (c.alias ? std::string(", ") + c.alias : "") +
+                       (*c.args ? " " : "") + c.args;
+    os << head << std::string(head.size() < 42 ? 42 - head.size() : 1, ' ') << c.summary << "\n";
+  }
+}
+
+bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* error) {
+  bool have_store = false, options_done = false;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    auto value = [&](const std::string& opt, std::string* out) {
+      if (arg.size() > opt.size() && arg[opt.size()] == '=') {
+        *out = arg.substr(opt.size() + 1);
+        return true;
+      }
+      if (i + 1 >= argv.size()) {
+        *error = opt + " needs a value\nhint: mentat --help lists the options";
+        return false;
+      }
+      *out = argv[++i];
+      return true;
+    };
+    auto is = [&](const char* opt) {
+      std::string o = opt;
+      return arg == o || (arg.rfind(o + "=", 0) == 0);
+    };
+    if (!options_done && args->commands.empty() && arg.size() > 1 && arg[0] == '-') {
+      if (arg == "--") {
+        options_done = true;
+      } else if (arg == "-h" || arg == "--help") {
+        args->help = true;
+      } else if (arg == "-V" || arg == "--version") {
+        args->version = true;
+      } else if (is("--format")) {
+        std::string f;
+        if (!value("--format", &f)) return false;
+        Format parsed;
+        if (!ParseFormat(f, &parsed)) {
+          *error = "unknown format '" + f + "'\nhint: --format takes table, edn, json or csv";
+          return false;
+        }
+        args->format = parsed;
+      } else if (arg == "-f" || is("--file")) {
+        if (!value(arg == "-f" ? "-f" : "--file", &args->command_file)) return false;
+      } else if (arg == "--read-only") {
+        args->read_only = true;
+      } else if (arg == "--bail") {
+        args->bail = true;
+      } else if (arg == "--timer") {
+        args->timer = true;
+      } else if (arg == "--no-color" || arg == "--no-colour") {
+        args->no_color = true;
+      } else {
+        *error = "unknown option '" + arg + "'" + Hint(arg);
+        return false;
+      }
+      continue;
+    }
+    if (args->commands.empty() && args->run_file.empty() && arg == "run") {
+      if (i + 1 >= argv.size()) {
+        *error =
+            "run needs a script file\nhint: mentat [STORE] run SCRIPT_FILE (a store named "
+            "run is ./run)";
+        return false;
+      }
+      args->run_file = argv[++i];
+      continue;
+    }
+    if (!have_store && args->commands.empty() && args->run_file.empty() && !LooksLikeCommand(arg)) {
+      args->store = arg;
+      have_store = true;
+      continue;
+    }
+    if (!args->run_file.empty()) {
+      *error = "unexpected argument '" + arg + "' after run " + args->run_file +
+               "\nhint: mentat [STORE] run SCRIPT_FILE";
+      return false;
+    }
+    args->commands.push_back(arg);
+  }
+  return true;
+}
+
+}  // namespace mentat::cli

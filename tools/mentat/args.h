@@ -1,0 +1,35 @@
+// Command-line arguments of the mentat binary.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "output.h"
+
+namespace mentat::cli {
+
+struct Args {
+  bool help = false;
+  bool version = false;
+  std::optional<Format> format;  // unset: table on a terminal, else edn
+  std::string command_file;      // -f FILE
+  std::string run_file;          // run FILE (a script)
+  std::string store;             // "" : in-memory
+  std::vector<std::string> commands;
+  bool read_only = false;
+  bool no_color = false;
+  bool bail = false;
+  bool timer = false;
+};
+
+// Parses `mentat [OPTIONS] [STORE] [COMMAND ...]` and `mentat [OPTIONS] [STORE] run FILE`.
+// The first argument that is not an option and does not look like a command (".q", a
+// bare "[:find ...]") is the store. False with `*error` set (with a hint) on a bad
+// argument.
+bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* error);
+
+void PrintUsage(std::ostream& os);
+
+}  // namespace mentat::cli

@@ -1,0 +1,287 @@
+// The data commands: .transact, .query, .explain, .pull, .entity, .datoms, .schema,
+// .stats, .tune and .eval.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <unordered_set>
+
+#include "input.h"
+#include "session.h"
+
+namespace mentat::cli {
+
+namespace {
+
+// Splits "FORM REST" where FORM is one EDN form: returns the form's text and the rest.
+Status SplitForm(const std::string& text, std::string* form, std::string* rest) {
+  edn::Reader reader(text);
+  auto v = reader.Next();
+  if (!v.ok()) return v.status();
+  if (!v->has_value()) return Status::InvalidArgument("expected an EDN form");
+  *form = text.substr(0, reader.offset());
+  *rest = text.substr(reader.offset());
+  size_t b = rest->find_first_not_of(" \t\r\n,");
+  *rest = b == std::string::npos ? std::string() : rest->substr(b);
+  return Status::OK();
+}
+
+edn::Value Kw(const char* s) { return edn::Value::Keyword(s); }
+
+edn::Value UniqueKw(Unique u) {
+  if (u == Unique::kNone) return edn::Value();
+  return Kw(u == Unique::kIdentity ? "db.unique/identity" : "db.unique/value");
+}
+
+edn::Value AttributeEdn(const Attribute& a) {
+  edn::MapEntries m;
+  m.emplace_back(Kw("db/ident"), edn::Value::Keyword(a.ident));
+  m.emplace_back(Kw("db/id"), edn::Value::Int(a.id));
+  m.emplace_back(Kw("db/valueType"), edn::Value::Keyword(ValueTypeIdent(a.type)));
+  m.emplace_back(Kw("db/cardinality"), Kw(a.many ? "db.cardinality/many" : "db.cardinality/one"));
+  if (a.unique != Unique::kNone) m.emplace_back(Kw("db/unique"), UniqueKw(a.unique));
+  if (a.index) m.emplace_back(Kw("db/index"), edn::Value::Bool(true));
+  if (a.component) m.emplace_back(Kw("db/isComponent"), edn::Value::Bool(true));
+  if (a.no_history) m.emplace_back(Kw("db/noHistory"), edn::Value::Bool(true));
+  if (a.fulltext) m.emplace_back(Kw("db/fulltext"), edn::Value::Bool(true));
+  if (!a.doc.empty()) m.emplace_back(Kw("db/doc"), edn::Value::String(a.doc));
+  return edn::Value::Map(std::move(m));
+}
+
+bool IsBootstrapIdent(const std::string& ident) {
+  return ident.size() > 2 && ident.rfind("db", 0) == 0 && (ident[2] == '/' || ident[2] == '.');
+}
+
+std::string HumanBytes(uint64_t n) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(n);
+  int u = 0;
+  while (v >= 1024 && u < 4) {
+    v /= 1024;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
+  return buf;
+}
+
+uint64_t SizeOf(const std::string& path) {
+  struct stat st {};
+  return stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+}  // namespace
+
+Status Session::Transact(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (rest.empty()) return Status::InvalidArgument("usage: .transact EDN");
+  MENTAT_ASSIGN_OR_RETURN(TxReport r, store_->transact(rest));
+  auto schema = store_->schema();
+  PrintValue(out_, style_, r.ToEdn(schema.get()));
+  return Status::OK();
+}
+
+Status Session::Query(const std::string& rest, bool explain) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (rest.empty())
+    return Status::InvalidArgument(std::string("usage: ") + (explain ? ".explain" : ".query") +
+                                   " QUERY [OPTIONS_JSON]");
+  std::string form, json;
+  MENTAT_RETURN_IF_ERROR(SplitForm(rest, &form, &json));
+  QueryOptions options;
+  if (!json.empty()) {
+    MENTAT_ASSIGN_OR_RETURN(options, options_from_json(form, json));
+  }
+  if (explain) {
+    MENTAT_ASSIGN_OR_RETURN(std::string text, store_->q_explain(form, options));
+    out_ << text;
+    if (!text.empty() && text.back() != '\n') out_ << "\n";
+    return Status::OK();
+  }
+  MENTAT_ASSIGN_OR_RETURN(QueryResult r, store_->q(form, options));
+  PrintQueryResult(out_, style_, r);
+  return Status::OK();
+}
+
+Status Session::Pull(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  std::string pattern, eid_text;
+  if (rest.empty()) return Status::InvalidArgument("usage: .pull PATTERN EID");
+  MENTAT_RETURN_IF_ERROR(SplitForm(rest, &pattern, &eid_text));
+  if (eid_text.empty()) return Status::InvalidArgument("usage: .pull PATTERN EID");
+  auto eid = edn::Read(eid_text);
+  if (!eid.ok())
+    return Status::InvalidArgument("bad EID '" + eid_text + "': " + eid.status().message());
+  MENTAT_ASSIGN_OR_RETURN(edn::Value v, store_->pull(pattern, *eid));
+  PrintMap(out_, style_, v);
+  return Status::OK();
+}
+
+Status Session::Entity(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (rest.empty()) return Status::InvalidArgument("usage: .entity EID");
+  MENTAT_ASSIGN_OR_RETURN(edn::Value eid, edn::Read(rest));
+  auto pulled = store_->pull("[*]", eid);
+  if (pulled.ok() || pulled.status().code() != Code::kUnsupported) {
+    if (!pulled.ok()) return pulled.status();
+    if (pulled->is_nil()) return Status::NotFound("no entity " + edn::Print(eid));
+    PrintMap(out_, style_, *pulled);
+    return Status::OK();
+  }
+  // Without pull: the entity's datoms as a map, refs as {:db/id N}.
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(":eavt", {eid}));
+  if (datoms.empty()) return Status::NotFound("no entity " + edn::Print(eid));
+  auto schema = store_->schema();
+  edn::MapEntries m;
+  m.emplace_back(Kw("db/id"), edn::Value::Int(datoms[0].e));
+  std::map<Entid, edn::Vec> values;
+  for (const auto& d : datoms) {
+    const Attribute* a = schema->attribute(d.a);
+    edn::Value v = d.v;
+    if (a && a->type == ValueType::kRef && v.is_int()) v = edn::Value::Map({{Kw("db/id"), v}});
+    values[d.a].push_back(v);
+  }
+  for (auto& [a, vs] : values) {
+    const Attribute* attr = schema->attribute(a);
+    edn::Value key = attr ? edn::Value::Keyword(attr->ident) : edn::Value::Int(a);
+    m.emplace_back(key, attr && attr->many ? edn::Value::Vector(std::move(vs)) : vs[0]);
+  }
+  PrintMap(out_, style_, edn::Value::Map(std::move(m)));
+  return Status::OK();
+}
+
+Status Session::Datoms(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  MENTAT_ASSIGN_OR_RETURN(edn::Vec parts, edn::ReadAll(rest));
+  if (parts.empty() || !parts[0].is_keyword())
+    return Status::InvalidArgument("usage: .datoms :eavt|:aevt|:avet|:vaet [COMPONENTS...]");
+  std::vector<edn::Value> comps(parts.begin() + 1, parts.end());
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(parts[0].str(), comps));
+  auto schema = store_->schema();
+  std::vector<std::vector<edn::Value>> rows;
+  edn::Vec all;
+  for (const auto& d : datoms) {
+    edn::Value a = edn::Value::Int(d.a);
+    if (const std::string* id = schema->ident(d.a)) a = edn::Value::Keyword(*id);
+    std::vector<edn::Value> row = {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx),
+                                   edn::Value::Bool(d.added)};
+    all.push_back(edn::Value::Vector(row));
+    rows.push_back(std::move(row));
+  }
+  PrintRows(out_, style_, {"e", "a", "v", "tx", "added"}, rows, edn::Value::Vector(std::move(all)));
+  return Status::OK();
+}
+
+Status Session::Schema(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  auto schema = store_->schema();
+  std::string want = rest;
+  if (!want.empty() && want[0] == ':') want.erase(0, 1);
+  std::vector<const Attribute*> attrs;
+  for (const auto& [id, attr] : schema->attributes()) {
+    if (want.empty() ? IsBootstrapIdent(attr.ident) : attr.ident != want) continue;
+    attrs.push_back(&attr);
+  }
+  if (!want.empty() && attrs.empty()) return Status::NotFound("unknown attribute :" + want);
+  std::sort(attrs.begin(), attrs.end(),
+            [](const Attribute* a, const Attribute* b) { return a->ident < b->ident; });
+  edn::Vec whole;
+  bool any_flag = false, any_doc = false;
+  for (const Attribute* a : attrs) {
+    whole.push_back(AttributeEdn(*a));
+    any_flag |= a->component || a->no_history || a->fulltext;
+    any_doc |= !a->doc.empty();
+  }
+  std::vector<std::string> headers = {"ident", "valueType", "cardinality", "unique", "index"};
+  if (any_flag) headers.push_back("flags");
+  if (any_doc) headers.push_back("doc");
+  std::vector<std::vector<edn::Value>> rows;
+  for (const Attribute* a : attrs) {
+    std::vector<edn::Value> row = {edn::Value::Keyword(a->ident),
+                                   edn::Value::Keyword(ValueTypeIdent(a->type)),
+                                   Kw(a->many ? "db.cardinality/many" : "db.cardinality/one"),
+                                   UniqueKw(a->unique), edn::Value::Bool(a->index)};
+    if (any_flag) {
+      std::string flags;
+      auto add = [&](bool on, const char* f) {
+        if (on) flags += (flags.empty() ? "" : " ") + std::string(f);
+      };
+      add(a->component, "isComponent");
+      add(a->no_history, "noHistory");
+      add(a->fulltext, "fulltext");
+      row.push_back(edn::Value::String(flags));
+    }
+    if (any_doc) row.push_back(edn::Value::String(a->doc));
+    rows.push_back(std::move(row));
+  }
+  PrintRows(out_, style_, headers, rows, edn::Value::Vector(std::move(whole)));
+  return Status::OK();
+}
+
+Status Session::Stats(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (!rest.empty()) return Status::InvalidArgument("usage: .stats");
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(":aevt"));
+  MENTAT_ASSIGN_OR_RETURN(Entid last_tx, store_->last_tx());
+  auto schema = store_->schema();
+  std::map<std::string, int64_t> per_attr;
+  std::unordered_set<Entid> entities;
+  int64_t user_datoms = 0, transactions = 0;
+  for (const auto& d : datoms) {
+    const std::string* ident = schema->ident(d.a);
+    std::string name = ident ? *ident : std::to_string(d.a);
+    if (d.a == ids::kTxInstant) ++transactions;
+    if (d.e >= ids::kTxStart || d.tx == ids::kBootstrapTx) continue;
+    ++user_datoms;
+    ++per_attr[name];
+    if (d.e >= ids::kUserStart) entities.insert(d.e);
+  }
+  uint64_t file = path_.empty() ? 0 : SizeOf(path_);
+  uint64_t wal = path_.empty() ? 0 : SizeOf(path_ + "-wal");
+  std::vector<std::vector<edn::Value>> rows;
+  edn::MapEntries attrs;
+  for (const auto& [name, n] : per_attr) {
+    rows.push_back({edn::Value::Keyword(name), edn::Value::Int(n)});
+    attrs.emplace_back(edn::Value::Keyword(name), edn::Value::Int(n));
+  }
+  if (style_.format == Format::kTable) {
+    out_ << "store:        " << (path_.empty() ? "(in-memory)" : path_) << "\n";
+    if (!path_.empty())
+      out_ << "size:         " << HumanBytes(file + wal) << " (" << file << " bytes + " << wal
+           << " bytes of WAL)\n";
+    out_ << "datoms:       " << datoms.size() << " (" << user_datoms
+         << " outside the bootstrap and transaction entities)\n"
+         << "entities:     " << entities.size() << " (user partition)\n"
+         << "transactions: " << transactions << " (last " << last_tx << ")\n";
+  }
+  if (style_.format == Format::kTable || style_.format == Format::kCsv) {
+    PrintRows(out_, style_, {"attribute", "datoms"}, rows, edn::Value());
+    return Status::OK();
+  }
+  edn::MapEntries m;
+  m.emplace_back(Kw("path"), path_.empty() ? edn::Value() : edn::Value::String(path_));
+  m.emplace_back(Kw("size-bytes"), edn::Value::Int(static_cast<int64_t>(file + wal)));
+  m.emplace_back(Kw("datoms"), edn::Value::Int(static_cast<int64_t>(datoms.size())));
+  m.emplace_back(Kw("user-datoms"), edn::Value::Int(user_datoms));
+  m.emplace_back(Kw("entities"), edn::Value::Int(static_cast<int64_t>(entities.size())));
+  m.emplace_back(Kw("transactions"), edn::Value::Int(transactions));
+  m.emplace_back(Kw("last-tx"), edn::Value::Int(last_tx));
+  m.emplace_back(Kw("attributes"), edn::Value::Map(std::move(attrs)));
+  PrintValue(out_, style_, edn::Value::Map(std::move(m)));
+  return Status::OK();
+}
+
+Status Session::Tune(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (!rest.empty() && rest != "dry" && rest != "adaptive" && rest != "schema" && rest != "off")
+    return Status::InvalidArgument("usage: .tune [dry|adaptive|schema|off]");
+  return Status::Unsupported("not available yet (index tuning lands with the performance work)");
+}
+
+Status Session::Eval(const std::string& rest) {
+  if (rest.empty()) return Status::InvalidArgument("usage: .eval SCRIPT");
+  return Status::Unsupported("not available yet (scripting has not landed)");
+}
+
+}  // namespace mentat::cli
