@@ -1,32 +1,121 @@
-// Store::q and friends: the glue to the query engine (src/query), filled in when the
-// query engine lands.
+// Store::q and friends: the glue between the public API and the query engine.
+//
+// Parsed queries are cached per thread (keyed by the query text), so repeated queries
+// skip parsing; plans are cached inside each Prepared, and statements by the connection.
+#include <unordered_map>
+
 #include "mentat/store.h"
+#include "query/ast.h"
+#include "query/query.h"
+#include "store/store_impl.h"
+#include "store/views.h"
 
 namespace mentat {
 
+namespace {
+
+constexpr size_t kPreparedCacheSize = 512;
+
+Result<std::shared_ptr<const query::Prepared>> Prepare(std::string_view text) {
+  thread_local std::unordered_map<std::string, std::shared_ptr<const query::Prepared>> cache;
+  auto it = cache.find(std::string(text));
+  if (it != cache.end()) return it->second;
+  MENTAT_ASSIGN_OR_RETURN(auto p, query::Prepared::Parse(text));
+  if (cache.size() >= kPreparedCacheSize) cache.clear();
+  cache.emplace(std::string(text), p);
+  return p;
+}
+
+query::DbView ToQueryView(const ResolvedView& v) {
+  query::DbView q;
+  q.as_of = v.as_of;
+  q.since = v.since;
+  q.history = v.history;
+  return q;
+}
+
+// The db with the per-call options (asOf, since, history) applied on top.
+Db WithOptions(const Db& db, const QueryOptions& o) {
+  Db d = db;
+  if (o.as_of) d = d.as_of(*o.as_of);
+  if (o.since) d = d.since(*o.since);
+  if (o.history) d = d.history();
+  return d;
+}
+
+// Fills everything of an ExecContext but the pull hook.
+Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const QueryOptions& o,
+                   const query::Prepared& prepared, query::ExecContext* ctx) {
+  ctx->conn = c->db.get();
+  ctx->schema = c->schema.get();
+  ctx->schema_gen = static_cast<uint64_t>(c->schema_gen);
+  MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), WithOptions(db, o)));
+  ctx->view = ToQueryView(view);
+  // Db inputs are named sources: the :in symbol at the same position.
+  const auto& in = prepared.parsed().in;
+  size_t first = (!in.empty() && in[0].kind == query::InSpec::Kind::kSrc && in[0].name == "$") ? 1 : 0;
+  for (size_t i = 0; i < o.inputs.size(); ++i) {
+    if (!o.inputs[i].db) continue;
+    size_t pos = first + i;
+    if (pos >= in.size() || in[pos].kind != query::InSpec::Kind::kSrc)
+      return Status::InvalidArgument("input " + std::to_string(i + 1) +
+                                     " is a database, but the matching :in element is not a "
+                                     "source ($name)");
+    const Db& src = *o.inputs[i].db;
+    if (src.store() != db.store())
+      return Status::Unsupported("a query can join databases of the same store only");
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView sv, ResolveView(c->db.get(), src));
+    ctx->sources[in[pos].name] = ToQueryView(sv);
+  }
+  ctx->interrupt_gen = &impl->interrupt_gen();
+  ctx->start_gen = impl->interrupt_gen().load();
+  ctx->timeout_ms = o.timeout_ms;
+  ctx->use_planner = o.use_planner;
+  return Status::OK();
+}
+
+}  // namespace
+
 Result<QueryResult> Store::q(std::string_view query, std::vector<Input> inputs) {
-  return db().q(query, std::move(inputs));
+  QueryOptions o;
+  o.inputs = std::move(inputs);
+  return q(query, o);
 }
 Result<QueryResult> Store::q(std::string_view query, const QueryOptions& options) {
-  return db().q(query, options);
+  Db d;
+  d.store_ = this;  // the current database, without a pinned basis
+  return d.q(query, options);
 }
 Result<std::string> Store::q_explain(std::string_view query, const QueryOptions& options) {
-  return db().q_explain(query, options);
+  Db d;
+  d.store_ = this;
+  return d.q_explain(query, options);
 }
+
 Result<QueryResult> Db::q(std::string_view query, std::vector<Input> inputs) const {
   QueryOptions o;
   o.inputs = std::move(inputs);
   return q(query, o);
 }
-Result<QueryResult> Db::q(std::string_view, const QueryOptions&) const {
-  return Status::Unsupported("queries are not available yet");
+
+Result<QueryResult> Db::q(std::string_view query, const QueryOptions& options) const {
+  MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
+  StoreImpl* impl = store_->impl();
+  return impl->Read([&](StoreImpl::Conn* c) -> Result<QueryResult> {
+    query::ExecContext ctx;
+    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, *this, options, *prepared, &ctx));
+    return prepared->Execute(ctx, options.inputs);
+  });
 }
-Result<std::string> Db::q_explain(std::string_view, const QueryOptions&) const {
-  return Status::Unsupported("queries are not available yet");
+
+Result<std::string> Db::q_explain(std::string_view query, const QueryOptions& options) const {
+  MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
+  StoreImpl* impl = store_->impl();
+  return impl->Read([&](StoreImpl::Conn* c) -> Result<std::string> {
+    query::ExecContext ctx;
+    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, *this, options, *prepared, &ctx));
+    return prepared->Explain(ctx, options.inputs);
+  });
 }
-Result<QueryOptions> options_from_json(std::string_view, std::string_view) {
-  return Status::Unsupported("query options are not available yet");
-}
-edn::Value QueryResult::ToEdn() const { return edn::Value(); }
 
 }  // namespace mentat
