@@ -13,6 +13,8 @@ const char* ColumnTypeName(ColumnType t) {
     case ColumnType::kDouble:
       return "DOUBLE";
     case ColumnType::kVarchar:
+    case ColumnType::kKeyword:
+    case ColumnType::kJson:
       return "VARCHAR";
     case ColumnType::kBoolean:
       return "BOOLEAN";
@@ -42,6 +44,7 @@ ColumnType ColumnTypeOf(ValueType t) {
     case ValueType::kBytes:
       return ColumnType::kBlob;
     case ValueType::kKeyword:
+      return ColumnType::kKeyword;
     case ValueType::kString:
       return ColumnType::kVarchar;
   }
@@ -61,8 +64,9 @@ std::optional<ColumnType> TypeOfConstant(const Value& v) {
     case Kind::kFloat:
       return ColumnType::kDouble;
     case Kind::kString:
-    case Kind::kKeyword:
       return ColumnType::kVarchar;
+    case Kind::kKeyword:
+      return ColumnType::kKeyword;
     case Kind::kBool:
       return ColumnType::kBoolean;
     case Kind::kInst:
@@ -300,9 +304,9 @@ std::string Sanitize(std::string s) {
 
 // One find element's column.
 Column ElementColumn(const Value& e, const TypeFacts& facts) {
-  if (IsVar(e)) return Column{VarName(e.str()), facts.Get(e.str()).value_or(ColumnType::kVarchar)};
+  if (IsVar(e)) return Column{VarName(e.str()), facts.Get(e.str()).value_or(ColumnType::kJson)};
   if (!e.is_list() || e.items().empty() || !e.items()[0].is_symbol()) {
-    return Column{Sanitize(Print(e)), ColumnType::kVarchar};
+    return Column{Sanitize(Print(e)), ColumnType::kJson};
   }
   const edn::Vec& parts = e.items();
   const std::string& fn = parts[0].str();
@@ -316,11 +320,11 @@ Column ElementColumn(const Value& e, const TypeFacts& facts) {
       break;
     }
   }
-  if (fn == "pull") return Column{var.empty() ? "pull" : VarName(var), ColumnType::kVarchar};
+  if (fn == "pull") return Column{var.empty() ? "pull" : VarName(var), ColumnType::kJson};
   std::optional<ColumnType> vt = var.empty() ? std::nullopt : facts.Get(var);
-  if (fn == "the") return Column{VarName(var), vt.value_or(ColumnType::kVarchar)};
+  if (fn == "the") return Column{VarName(var), vt.value_or(ColumnType::kJson)};
   std::string name = Sanitize(fn) + (var.empty() ? "" : "_" + VarName(var));
-  ColumnType t = ColumnType::kVarchar;
+  ColumnType t = ColumnType::kJson;
   bool has_n = var_at > 1;  // (min 3 ?x), (sample 2 ?x): a collection
   if (fn == "count" || fn == "count-distinct") {
     t = ColumnType::kBigInt;
@@ -329,7 +333,7 @@ Column ElementColumn(const Value& e, const TypeFacts& facts) {
   } else if (fn == "sum") {
     t = vt == ColumnType::kBigInt ? ColumnType::kBigInt : ColumnType::kDouble;
   } else if ((fn == "min" || fn == "max") && !has_n) {
-    t = vt.value_or(ColumnType::kVarchar);
+    t = vt.value_or(ColumnType::kJson);
   }
   return Column{name, t};
 }

@@ -8,13 +8,13 @@
 //
 // Types: a variable in the entity or tx place of a pattern is a BIGINT; in the value
 // place of a pattern with a constant attribute it takes the attribute's type (refs are
-// BIGINT, keywords VARCHAR ":ns/name", instants TIMESTAMP, uuids UUID, bytes BLOB); in
-// the added place a BOOLEAN. Ground constants, get-else, fulltext, tx-ids and tx-data
-// bindings are typed too. count is BIGINT; avg, median, variance and stddev DOUBLE; sum
-// BIGINT over longs, otherwise DOUBLE; min, max and the keep their variable's type.
-// Anything that cannot be typed before running (conflicting uses, rule outputs, function
-// results, pull, collections) is VARCHAR: strings as they are, keywords as ":ns/name",
-// other values as JSON text.
+// BIGINT, strings VARCHAR, keywords VARCHAR ":ns/name", instants TIMESTAMP, uuids UUID,
+// bytes BLOB); in the added place a BOOLEAN. Ground constants, get-else, fulltext,
+// tx-ids and tx-data bindings are typed too. count is BIGINT; avg, median, variance and
+// stddev DOUBLE; sum BIGINT over longs, otherwise DOUBLE; min, max and the keep their
+// variable's type. Anything that cannot be typed before running (conflicting uses, rule
+// outputs, unknown functions, pull, collections) is a JSON column: VARCHAR holding each
+// value's JSON text ("Ann" quoted, 42, ":ns/name" quoted, maps as objects).
 //
 // Thread safety: pure functions.
 #pragma once
@@ -28,9 +28,20 @@
 
 namespace mentat::duckdb_ext {
 
-enum class ColumnType { kBigInt, kDouble, kVarchar, kBoolean, kTimestamp, kUuid, kBlob };
+// kVarchar, kKeyword and kJson are all DuckDB VARCHARs; they differ in the text written.
+enum class ColumnType {
+  kBigInt,
+  kDouble,
+  kVarchar,  // strings as they are
+  kKeyword,  // keywords as ":ns/name"
+  kJson,     // any value as JSON text
+  kBoolean,
+  kTimestamp,
+  kUuid,
+  kBlob,
+};
 
-// "BIGINT", "DOUBLE", ... (DuckDB's names).
+// "BIGINT", "DOUBLE", ... (DuckDB's names; VARCHAR for the three text kinds).
 const char* ColumnTypeName(ColumnType t);
 // The column type of an attribute's values.
 ColumnType ColumnTypeOf(ValueType t);

@@ -21,6 +21,8 @@ duckdb_logical_type MakeLogicalType(ColumnType t) {
     case ColumnType::kBlob:
       return duckdb_create_logical_type(DUCKDB_TYPE_BLOB);
     case ColumnType::kVarchar:
+    case ColumnType::kKeyword:
+    case ColumnType::kJson:
       break;
   }
   return duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
@@ -103,7 +105,11 @@ Status WriteCell(duckdb_vector vec, ColumnType t, idx_t row, const edn::Value& v
       SetText(vec, row, v.str());
       return Status::OK();
     case ColumnType::kVarchar:
+    case ColumnType::kKeyword:
       SetText(vec, row, CellText(v));
+      return Status::OK();
+    case ColumnType::kJson:
+      SetText(vec, row, ValueJson(v));
       return Status::OK();
   }
   return Mismatch(t, v, column);

@@ -5,8 +5,11 @@
 //   auto con = (*db)->Connect();
 //   auto r = (*con)->Query("LOAD '" + DefaultExtensionPath() + "'");
 //
-// Values come back as text (DuckDB's own cast to VARCHAR), with each column's DuckDB
-// type name, so tests can assert both. Thread safety: a DuckHost may be shared; each
+// Values come back as text, formatted as DuckDB prints them (integers, DOUBLE with
+// ".0" on whole numbers, "YYYY-MM-DD HH:MM:SS[.f]" timestamps, canonical UUIDs, BLOBs
+// with \xHH escapes; other types as "<TYPE>": CAST them in SQL), with each column's
+// DuckDB type name, so tests can assert both. Results are read chunk by chunk through
+// the C API (duckdb_fetch_chunk), never through its deprecated value accessors. Thread safety: a DuckHost may be shared; each
 // thread uses its own Connection.
 #pragma once
 
