@@ -105,7 +105,16 @@ std::string FlattenForHistory(std::string_view text) {
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     } else if (c == '\n' || c == '\r') {
-      if (!out.empty() && out.back() != ' ') out += ' ';
+      // Join the lines with one space, none next to a bracket.
+      while (!out.empty() && (out.back() == ' ' || out.back() == '\t')) out.pop_back();
+      while (i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\t' ||
+                                     text[i + 1] == '\r' || text[i + 1] == '\n'))
+        ++i;
+      bool closer = i + 1 < text.size() &&
+                    std::string_view(")]}").find(text[i + 1]) != std::string_view::npos;
+      bool opener =
+          !out.empty() && std::string_view("([{").find(out.back()) != std::string_view::npos;
+      if (!out.empty() && !closer && !opener) out += ' ';
       continue;
     }
     out += c;

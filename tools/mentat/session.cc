@@ -31,8 +31,8 @@ const std::vector<CommandInfo>& Commands() {
       {".entity", nullptr, "EID", "print an entity's attributes",
        "EID is an entity id, an ident or a lookup ref."},
       {".datoms", nullptr, "INDEX [COMPONENTS...]",
-       "print datoms of :eavt, :aevt, :avet or :vaet whose leading components match",
-       "Example: .datoms :avet :person/name \"Ada\""},
+       "print the datoms of an index whose leading components match",
+       "INDEX is :eavt, :aevt, :avet or :vaet. Example: .datoms :avet :person/name \"Ada\""},
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
@@ -42,9 +42,11 @@ const std::vector<CommandInfo>& Commands() {
        "attributes (and optionally :db/id), one entity per row, values typed by the\n"
        "attribute, N rows (default 1000) per transaction. Ctrl-C stops after the running\n"
        "transaction; every committed transaction stays."},
-      {".export", nullptr, "FILE [--since T]", "dump the store as EDN that .import reads back",
-       "The schema first, then the entities with tempids. FILE - writes to the output.\n"
-       "--since T (a transaction id or an instant) dumps only datoms asserted after T."},
+      {".export", nullptr, "FILE [--since T] [--batch N]",
+       "dump the store as EDN that .import reads back",
+       "The schema first, then the entities with tempids, in transactions of about N\n"
+       "datoms (default 10000). FILE - writes to the output. --since T (a transaction id\n"
+       "or an instant) dumps only the current datoms asserted after T."},
       {".eval", nullptr, "SCRIPT", "evaluate a script and print its value", ""},
       {".read", nullptr, "FILE", "run the commands in FILE", ""},
       {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format", ""},

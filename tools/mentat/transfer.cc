@@ -12,6 +12,18 @@
 
 namespace mentat::cli {
 
+namespace {
+
+Result<size_t> ParseCount(const std::string& v) {
+  size_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n == 0)
+    return Status::InvalidArgument("--batch needs a positive number, got '" + v + "'");
+  return n;
+}
+
+}  // namespace
+
 Status Session::Import(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   const char* usage = "usage: .import FILE [--csv|--edn] [--batch N]";
@@ -25,13 +37,8 @@ Status Session::Import(const std::string& rest) {
     } else if (w == "--edn") {
       options.format = ImportFormat::kEdn;
     } else if (w == "--batch") {
-      size_t n = 0;
       if (i + 1 >= words.size()) return Status::InvalidArgument(usage);
-      const std::string& v = words[++i];
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (ec != std::errc() || p != v.data() + v.size() || n == 0)
-        return Status::InvalidArgument("--batch needs a positive number of rows");
-      options.csv_batch_rows = n;
+      MENTAT_ASSIGN_OR_RETURN(options.csv_batch_rows, ParseCount(words[++i]));
     } else if (w.size() > 1 && w[0] == '-' && w.rfind("--", 0) == 0) {
       return Status::InvalidArgument("unknown option '" + w + "'; " + usage);
     } else if (file.empty()) {
@@ -58,7 +65,7 @@ Status Session::Import(const std::string& rest) {
 
 Status Session::Export(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
-  const char* usage = "usage: .export FILE [--since T]";
+  const char* usage = "usage: .export FILE [--since T] [--batch N]";
   ExportOptions options;
   std::string file;
   auto words = SplitWords(rest);
@@ -68,6 +75,9 @@ Status Session::Export(const std::string& rest) {
       if (i + 1 >= words.size()) return Status::InvalidArgument(usage);
       MENTAT_ASSIGN_OR_RETURN(TxPoint t, ParseTxPoint(words[++i]));
       options.since = t;
+    } else if (w == "--batch") {
+      if (i + 1 >= words.size()) return Status::InvalidArgument(usage);
+      MENTAT_ASSIGN_OR_RETURN(options.batch_datoms, ParseCount(words[++i]));
     } else if (w.rfind("--", 0) == 0) {
       return Status::InvalidArgument("unknown option '" + w + "'; " + usage);
     } else if (file.empty()) {
