@@ -1,0 +1,19 @@
+// Printing script values: pr (readable EDN) and print (strings and characters raw).
+#pragma once
+
+#include <string>
+
+#include "script/value.h"
+
+namespace mentat::script {
+
+// Appends the printed form of `v`. `readably`: strings quoted and escaped, characters as
+// \c (pr, pr-str, prn); otherwise raw (print, println, str of collections' contents).
+// Opaque values print as tagged forms: #mentat/fn "name", #mentat/atom VALUE,
+// #error {:message ... :data ...}, #mentat/regex "...", and the db and connection forms.
+void PrintVal(const Val& v, bool readably, std::string* out);
+std::string PrStr(const Val& v);
+// Clojure's str of one value: nil is "", strings and characters raw, others as pr.
+void StrAppend(const Val& v, std::string* out);
+
+}  // namespace mentat::script

@@ -1,0 +1,47 @@
+// Host-side state of the mentat.store bindings: the open connections (for interrupt),
+// the embedding's default store and its open policy.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "mentat/store.h"
+#include "script/value.h"
+
+namespace mentat::script {
+
+class Interp;
+
+struct StoreState {
+  ~StoreState() { default_conn = Val(); }  // its connection unregisters from `live`
+
+  std::function<bool(const std::string&)> allow_open;
+  Store* default_store = nullptr;
+  Val default_conn;  // the ConnObj wrapping default_store, once made
+
+  // Stores with a live connection object; guarded for interrupt() from other threads.
+  std::mutex mu;
+  std::multiset<Store*> live;
+  void Add(Store* s) {
+    std::lock_guard<std::mutex> lock(mu);
+    live.insert(s);
+  }
+  void Remove(Store* s) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = live.find(s);
+    if (it != live.end()) live.erase(it);
+  }
+  void InterruptAll() {
+    std::lock_guard<std::mutex> lock(mu);
+    for (Store* s : live) s->interrupt();
+  }
+};
+
+StoreState& StateOf(Interp& in);
+// A connection value for a store the host owns.
+Val HostConn(Interp& in, Store* store);
+
+}  // namespace mentat::script

@@ -1,0 +1,2 @@
+(defn two [a b] [a b])
+(two 1)
