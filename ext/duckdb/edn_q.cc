@@ -66,7 +66,15 @@ Result<std::unique_ptr<BindData>> Bind(duckdb_bind_info info) {
     if (!in.db) inputs.push_back(in.value);
   }
   auto schema = data->store->schema();
-  MENTAT_ASSIGN_OR_RETURN(data->columns, InferColumns(query, *schema, inputs));
+  auto columns = InferColumns(query, *schema, inputs);
+  if (!columns.ok()) {
+    // Report the query engine's own error for a malformed query, so that edn_q fails
+    // with the same message as every other surface.
+    auto run = data->store->q(query, data->options);
+    if (!run.ok()) return run.status();
+    return columns.status();
+  }
+  data->columns = std::move(*columns);
   return data;
 }
 

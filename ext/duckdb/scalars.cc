@@ -1,18 +1,24 @@
-// The scalar functions:
+// The scalar functions (NULL arguments give NULL; all volatile: they read or change a
+// store outside DuckDB, so DuckDB must neither fold nor reuse their results):
 //
-//   edn_t(db_path VARCHAR, edn VARCHAR) -> VARCHAR
-//     Transacts `edn` (creating the store when the file is missing) and returns the tx
-//     report as JSON: {"tx_id":N,"tx_instant":"...","tempids":{"a":N}}. One
-//     transaction per row; the first failing row fails the statement (earlier rows'
-//     transactions stay committed).
-//   edn_pull(db_path VARCHAR, pattern VARCHAR, eid BIGINT | VARCHAR) -> VARCHAR
-//     Pulls `pattern` for one entity (an id, or the EDN text of an id, ident or lookup
-//     ref) and returns the map as JSON; NULL when there is nothing to pull.
-//
-// NULL arguments give NULL. Both are volatile: they read or change a store outside
-// DuckDB, so DuckDB must not fold or reuse their results.
+//   edn_t(db_path, edn [, format]) -> VARCHAR
+//     Transacts `edn` (creating the store when the file is missing); returns the tx
+//     report, as JSON {"tx_id":N,"tx_instant":"...","tempids":{"a":N}} or, with format
+//     'edn', as EDN with :tx-data. One transaction per row; the first failing row fails
+//     the statement (earlier rows' transactions stay committed).
+//   edn_pull(db_path, pattern, eid [, format]) -> VARCHAR
+//     Pulls `pattern` for one entity: eid is a BIGINT, or VARCHAR EDN text of an id,
+//     ident or lookup ref. JSON (results.h) or EDN; NULL when there is nothing to pull.
+//   edn_explain(db_path, query, options) -> VARCHAR
+//     The query's plan: the chosen join order, the SQL and SQLite's query plan.
+//   edn_datoms(db_path, index, components [, format]) -> VARCHAR
+//     The datoms of :eavt :aevt :avet or :vaet whose leading parts equal `components`
+//     (EDN text of zero or more ids, idents, lookup refs or values), as a JSON array of
+//     [e, ":attr", v, tx, added] or an EDN vector of [e :attr v tx added].
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "duckdb_api.h"
 #include "mentat/store.h"
@@ -24,24 +30,50 @@ namespace mentat::duckdb_ext {
 
 namespace {
 
-// Runs `row_fn(row, &out)` for every row; `row_fn` returns the text to write, nullopt
-// for NULL, or an error that stops the statement.
-template <typename RowFn>
-void ForEachRow(const char* name, duckdb_function_info info, duckdb_data_chunk input,
-                duckdb_vector output, RowFn row_fn) {
+using Text = std::optional<std::string>;  // nullopt: SQL NULL
+
+// The arguments of one row: VARCHAR text (nullopt for NULL) or, for BIGINT columns,
+// the number as text.
+class Row {
+ public:
+  Row(duckdb_data_chunk input, idx_t row) : input_(input), row_(row) {}
+  std::optional<std::string_view> Text(idx_t col) const {
+    std::string_view s;
+    if (!InputText(duckdb_data_chunk_get_vector(input_, col), row_, &s)) return std::nullopt;
+    return s;
+  }
+  std::optional<int64_t> Int(idx_t col) const {
+    int64_t v = 0;
+    if (!InputInt(duckdb_data_chunk_get_vector(input_, col), row_, &v)) return std::nullopt;
+    return v;
+  }
+  idx_t columns() const { return duckdb_data_chunk_get_column_count(input_); }
+
+ private:
+  duckdb_data_chunk input_;
+  idx_t row_;
+};
+
+using RowFn = Result<Text> (*)(const Row& row);
+
+// Runs `fn` for every row of `input`. An error stops the statement with
+// "<name>: <code>: <message>".
+void ForEachRow(const char* name, RowFn fn, duckdb_function_info info, duckdb_data_chunk input,
+                duckdb_vector output) {
   try {
     const idx_t n = duckdb_data_chunk_get_size(input);
     for (idx_t r = 0; r < n; ++r) {
-      Result<std::optional<std::string>> out = row_fn(r);
+      Result<Text> out = fn(Row(input, r));
       if (!out.ok()) {
         std::string msg = std::string(name) + ": " + out.status().ToString();
         duckdb_scalar_function_set_error(info, msg.c_str());
         return;
       }
-      if (out->has_value())
+      if (out->has_value()) {
         SetText(output, r, **out);
-      else
+      } else {
         SetNull(output, r);
+      }
     }
   } catch (const std::exception& e) {
     duckdb_scalar_function_set_error(info, (std::string(name) + ": " + e.what()).c_str());
@@ -50,92 +82,158 @@ void ForEachRow(const char* name, duckdb_function_info info, duckdb_data_chunk i
   }
 }
 
-void EdnT(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
-  duckdb_vector paths = duckdb_data_chunk_get_vector(input, 0);
-  duckdb_vector edns = duckdb_data_chunk_get_vector(input, 1);
-  ForEachRow("edn_t", info, input, output, [&](idx_t r) -> Result<std::optional<std::string>> {
-    std::string_view path, edn;
-    if (!InputText(paths, r, &path) || !InputText(edns, r, &edn)) {
-      return std::optional<std::string>();
-    }
-    MENTAT_ASSIGN_OR_RETURN(auto store,
-                            StoreCache::Global().Get(std::string(path), StoreCache::Mode::kCreate));
-    MENTAT_ASSIGN_OR_RETURN(TxReport report, store->transact(edn));
-    return std::optional<std::string>(TxReportJson(report));
-  });
+// The optional trailing format argument: true for 'edn', false for 'json' (or absent).
+Result<bool> WantsEdn(const Row& row, idx_t col) {
+  if (row.columns() <= col) return false;
+  auto f = row.Text(col);
+  if (!f || *f == "json") return false;
+  if (*f == "edn") return true;
+  return Status::InvalidArgument("format must be 'json' or 'edn', got '" + std::string(*f) + "'");
 }
 
-// `eid_text`: true when the third argument is VARCHAR (EDN text), false for BIGINT.
-template <bool eid_text>
-void EdnPull(duckdb_function_info info, duckdb_data_chunk input, duckdb_vector output) {
-  duckdb_vector paths = duckdb_data_chunk_get_vector(input, 0);
-  duckdb_vector patterns = duckdb_data_chunk_get_vector(input, 1);
-  duckdb_vector eids = duckdb_data_chunk_get_vector(input, 2);
-  ForEachRow("edn_pull", info, input, output, [&](idx_t r) -> Result<std::optional<std::string>> {
-    std::string_view path, pattern;
-    edn::Value eid;
-    if (!InputText(paths, r, &path) || !InputText(patterns, r, &pattern)) {
-      return std::optional<std::string>();
-    }
-    if constexpr (eid_text) {
-      std::string_view text;
-      if (!InputText(eids, r, &text)) return std::optional<std::string>();
-      MENTAT_ASSIGN_OR_RETURN(eid, edn::Read(text));
-    } else {
-      int64_t id = 0;
-      if (!InputInt(eids, r, &id)) return std::optional<std::string>();
-      eid = edn::Value::Int(id);
-    }
-    MENTAT_ASSIGN_OR_RETURN(
-        auto store, StoreCache::Global().Get(std::string(path), StoreCache::Mode::kMustExist));
-    MENTAT_ASSIGN_OR_RETURN(edn::Value pulled, store->pull(pattern, eid));
-    if (pulled.is_nil()) return std::optional<std::string>();
-    return std::optional<std::string>(ValueJson(pulled));
-  });
+Result<std::shared_ptr<Store>> StoreAt(std::string_view path, StoreCache::Mode mode) {
+  return StoreCache::Global().Get(std::string(path), mode);
 }
 
-duckdb_scalar_function MakeScalar(const char* name, std::initializer_list<duckdb_type> params,
-                                  duckdb_scalar_function_t fn) {
-  duckdb_scalar_function f = duckdb_create_scalar_function();
-  duckdb_scalar_function_set_name(f, name);
-  for (duckdb_type p : params) {
-    duckdb_logical_type t = duckdb_create_logical_type(p);
-    duckdb_scalar_function_add_parameter(f, t);
-    duckdb_destroy_logical_type(&t);
+Result<Text> Transact(const Row& row) {
+  auto path = row.Text(0), edn = row.Text(1);
+  if (!path || !edn) return Text();
+  MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 2));
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kCreate));
+  MENTAT_ASSIGN_OR_RETURN(TxReport report, store->transact(*edn));
+  if (as_edn) return Text(TxReportEdn(report, store->schema().get()));
+  return Text(TxReportJson(report));
+}
+
+template <bool kEidIsText>
+Result<Text> Pull(const Row& row) {
+  auto path = row.Text(0), pattern = row.Text(1);
+  if (!path || !pattern) return Text();
+  edn::Value eid;
+  if constexpr (kEidIsText) {
+    auto text = row.Text(2);
+    if (!text) return Text();
+    MENTAT_ASSIGN_OR_RETURN(eid, edn::Read(*text));
+  } else {
+    auto id = row.Int(2);
+    if (!id) return Text();
+    eid = edn::Value::Int(*id);
   }
-  duckdb_logical_type ret = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-  duckdb_scalar_function_set_return_type(f, ret);
-  duckdb_destroy_logical_type(&ret);
-  duckdb_scalar_function_set_volatile(f);
-  duckdb_scalar_function_set_function(f, fn);
-  return f;
+  MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 3));
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
+  MENTAT_ASSIGN_OR_RETURN(edn::Value pulled, store->pull(*pattern, eid));
+  if (pulled.is_nil()) return Text();
+  return Text(as_edn ? edn::Print(pulled) : PullJson(pulled));
+}
+
+Result<Text> Explain(const Row& row) {
+  auto path = row.Text(0), query = row.Text(1), json = row.Text(2);
+  if (!path || !query) return Text();
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
+  QueryOptions options;
+  if (json && json->find_first_not_of(" \t\r\n{}") != std::string_view::npos) {
+    MENTAT_ASSIGN_OR_RETURN(options, options_from_json(*query, *json));
+  }
+  MENTAT_ASSIGN_OR_RETURN(std::string plan, store->q_explain(*query, options));
+  return Text(plan);
+}
+
+Result<Text> Datoms(const Row& row) {
+  auto path = row.Text(0), index = row.Text(1), components = row.Text(2);
+  if (!path || !index) return Text();
+  MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 3));
+  edn::Vec comps;
+  if (components) {
+    MENTAT_ASSIGN_OR_RETURN(comps, edn::ReadAll(*components));
+  }
+  std::string_view idx = *index;
+  if (!idx.empty() && idx[0] == ':') idx.remove_prefix(1);
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store->datoms(idx, comps));
+  auto schema = store->schema();
+  edn::Vec out;
+  out.reserve(datoms.size());
+  for (const auto& d : datoms) {
+    edn::Value a = edn::Value::Int(d.a);
+    if (const std::string* ident = schema->ident(d.a)) a = edn::Value::Keyword(*ident);
+    out.push_back(edn::Value::Vector(
+        {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx), edn::Value::Bool(d.added)}));
+  }
+  edn::Value v = edn::Value::Vector(std::move(out));
+  return Text(as_edn ? edn::Print(v) : QueryCellJson(v));
+}
+
+// DuckDB calls these; each names its function for error messages.
+void EdnT(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_t", Transact, i, in, out);
+}
+void EdnPullById(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_pull", Pull<false>, i, in, out);
+}
+void EdnPullByText(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_pull", Pull<true>, i, in, out);
+}
+void EdnExplain(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_explain", Explain, i, in, out);
+}
+void EdnDatoms(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_datoms", Datoms, i, in, out);
+}
+
+struct Overload {
+  std::vector<duckdb_type> params;
+  duckdb_scalar_function_t fn;
+};
+
+// Registers `name` with its overloads (one scalar function set).
+bool Register(duckdb_connection con, const char* name, const std::vector<Overload>& overloads) {
+  duckdb_scalar_function_set set = duckdb_create_scalar_function_set(name);
+  bool ok = true;
+  for (const Overload& o : overloads) {
+    duckdb_scalar_function f = duckdb_create_scalar_function();
+    duckdb_scalar_function_set_name(f, name);
+    for (duckdb_type p : o.params) {
+      duckdb_logical_type t = duckdb_create_logical_type(p);
+      duckdb_scalar_function_add_parameter(f, t);
+      duckdb_destroy_logical_type(&t);
+    }
+    duckdb_logical_type ret = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
+    duckdb_scalar_function_set_return_type(f, ret);
+    duckdb_destroy_logical_type(&ret);
+    duckdb_scalar_function_set_volatile(f);
+    duckdb_scalar_function_set_function(f, o.fn);
+    ok = ok && duckdb_add_scalar_function_to_set(set, f) == DuckDBSuccess;
+    duckdb_destroy_scalar_function(&f);
+  }
+  ok = ok && duckdb_register_scalar_function_set(con, set) == DuckDBSuccess;
+  duckdb_destroy_scalar_function_set(&set);
+  return ok;
 }
 
 }  // namespace
 
-bool RegisterScalars(duckdb_connection connection, std::string* error) {
-  duckdb_scalar_function edn_t =
-      MakeScalar("edn_t", {DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR}, EdnT);
-  bool ok = duckdb_register_scalar_function(connection, edn_t) == DuckDBSuccess;
-  duckdb_destroy_scalar_function(&edn_t);
-  if (!ok) {
-    *error = "could not register edn_t";
-    return false;
+bool RegisterScalars(duckdb_connection con, std::string* error) {
+  constexpr duckdb_type V = DUCKDB_TYPE_VARCHAR, I = DUCKDB_TYPE_BIGINT;
+  struct {
+    const char* name;
+    std::vector<Overload> overloads;
+  } const functions[] = {
+      {"edn_t", {{{V, V}, EdnT}, {{V, V, V}, EdnT}}},
+      {"edn_pull",
+       {{{V, V, I}, EdnPullById},
+        {{V, V, V}, EdnPullByText},
+        {{V, V, I, V}, EdnPullById},
+        {{V, V, V, V}, EdnPullByText}}},
+      {"edn_explain", {{{V, V, V}, EdnExplain}}},
+      {"edn_datoms", {{{V, V, V}, EdnDatoms}, {{V, V, V, V}, EdnDatoms}}},
+  };
+  for (const auto& f : functions) {
+    if (!Register(con, f.name, f.overloads)) {
+      *error = std::string("could not register ") + f.name;
+      return false;
+    }
   }
-
-  duckdb_scalar_function_set pull = duckdb_create_scalar_function_set("edn_pull");
-  duckdb_scalar_function by_id = MakeScalar(
-      "edn_pull", {DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_BIGINT}, EdnPull<false>);
-  duckdb_scalar_function by_text = MakeScalar(
-      "edn_pull", {DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR, DUCKDB_TYPE_VARCHAR}, EdnPull<true>);
-  ok = duckdb_add_scalar_function_to_set(pull, by_id) == DuckDBSuccess &&
-       duckdb_add_scalar_function_to_set(pull, by_text) == DuckDBSuccess &&
-       duckdb_register_scalar_function_set(connection, pull) == DuckDBSuccess;
-  duckdb_destroy_scalar_function(&by_id);
-  duckdb_destroy_scalar_function(&by_text);
-  duckdb_destroy_scalar_function_set(&pull);
-  if (!ok) *error = "could not register edn_pull";
-  return ok;
+  return true;
 }
 
 }  // namespace mentat::duckdb_ext

@@ -109,7 +109,7 @@ Status WriteCell(duckdb_vector vec, ColumnType t, idx_t row, const edn::Value& v
       SetText(vec, row, CellText(v));
       return Status::OK();
     case ColumnType::kJson:
-      SetText(vec, row, ValueJson(v));
+      SetText(vec, row, QueryCellJson(v));
       return Status::OK();
   }
   return Mismatch(t, v, column);

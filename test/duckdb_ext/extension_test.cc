@@ -20,14 +20,15 @@ class ExtensionTest : public DuckTest {};
 
 TEST_F(ExtensionTest, LoadsAndRegistersFunctions) {
   auto r =
-      Run("SELECT function_name, function_type FROM duckdb_functions() "
-          "WHERE function_name LIKE 'edn_%' ORDER BY ALL");
-  ASSERT_EQ(r.rows.size(), 4u);  // edn_pull has two overloads
-  EXPECT_EQ(r.Cell(0, 0), "edn_pull");
-  EXPECT_EQ(r.Cell(2, 0), "edn_q");
-  EXPECT_EQ(r.Cell(2, 1), "table");
-  EXPECT_EQ(r.Cell(3, 0), "edn_t");
-  EXPECT_EQ(r.Cell(3, 1), "scalar");
+      Run("SELECT function_name || ' ' || function_type || ' ' || n FROM (SELECT function_name, "
+          "function_type, count(*) AS n FROM duckdb_functions() WHERE function_name LIKE 'edn_%' "
+          "GROUP BY ALL) ORDER BY 1");
+  ASSERT_EQ(r.rows.size(), 5u);
+  EXPECT_EQ(r.Cell(0, 0), "edn_datoms scalar 2");
+  EXPECT_EQ(r.Cell(1, 0), "edn_explain scalar 1");
+  EXPECT_EQ(r.Cell(2, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
+  EXPECT_EQ(r.Cell(3, 0), "edn_q table 1");
+  EXPECT_EQ(r.Cell(4, 0), "edn_t scalar 2");
 }
 
 TEST_F(ExtensionTest, TransactReturnsJsonReport) {
@@ -40,9 +41,10 @@ TEST_F(ExtensionTest, TransactReturnsJsonReport) {
                " AS report");
   ASSERT_EQ(r.rows.size(), 1u);
   const std::string report = r.Cell(0, 0);
-  EXPECT_THAT(report, ::testing::MatchesRegex(
-                          R"(\{"tx_id":[0-9]+,"tx_instant":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]+Z",)"
-                          R"("tempids":\{"a":65536\}\})"));
+  EXPECT_THAT(report,
+              ::testing::MatchesRegex(
+                  R"(\{"tx_id":[0-9]+,"tx_instant":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[^"]+\+00:00",)"
+                  R"("tempids":\{"a":65536\}\})"));
   // The report is JSON DuckDB can read.
   auto id = Run("SELECT json_extract(" + Quote(report) + ", '$.tempids.a')::BIGINT");
   EXPECT_EQ(id.Cell(0, 0), "65536");
@@ -75,6 +77,36 @@ TEST_F(ExtensionTest, NullArgumentsGiveNull) {
   auto r = Run("SELECT edn_t(" + p + ", NULL) IS NULL, edn_t(NULL, '[]') IS NULL");
   EXPECT_EQ(r.Cell(0, 0), "true");
   EXPECT_EQ(r.Cell(0, 1), "true");
+}
+
+TEST_F(ExtensionTest, EdnFormatAndDatoms) {
+  std::string p = Quote(Path("fmt.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  auto r = Run("SELECT edn_t(" + p + ", '[{:db/id \"a\" :person/name \"Ann\"}]', 'edn')");
+  EXPECT_THAT(r.Cell(0, 0), HasSubstr(":tempids {\"a\" 65536}"));
+  EXPECT_THAT(r.Cell(0, 0), HasSubstr("[65536 :person/name \"Ann\""));
+  auto d = Run("SELECT edn_datoms(" + p + ", ':eavt', '65536', 'edn'), edn_datoms(" + p +
+               ", ':aevt', ':person/name', 'json')");
+  EXPECT_THAT(d.Cell(0, 0),
+              ::testing::MatchesRegex(R"(\[\[65536 :person/name "Ann" [0-9]+ true\]\])"));
+  EXPECT_THAT(d.Cell(0, 1),
+              ::testing::MatchesRegex(R"(\[\[65536,":person/name","Ann",[0-9]+,true\]\])"));
+  EXPECT_THAT(Error("SELECT edn_datoms(" + p + ", ':nope', '')"), HasSubstr("edn_datoms"));
+  EXPECT_THAT(Error("SELECT edn_t(" + p + ", '[]', 'yaml')"), HasSubstr("'json' or 'edn'"));
+}
+
+TEST_F(ExtensionTest, ExplainShowsThePlan) {
+  std::string p = Quote(Path("explain.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  auto r = con_->Query("SELECT edn_explain(" + p +
+                       ", '[:find ?e :where [?e :person/name \"Ann\"]]', '{}')");
+  if (!r.ok() && r.status().message().find("not available") != std::string::npos) {
+    GTEST_SKIP() << "queries are not available in this build";
+  }
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_THAT(r->Cell(0, 0), HasSubstr("SELECT"));
+  EXPECT_THAT(Error("SELECT edn_explain(" + p + ", '[:find ?e :where [?e :person/nope _]]', '{}')"),
+              HasSubstr("person/nope"));
 }
 
 }  // namespace
