@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "mentat/edn.h"
+#include "mentat/entity.h"
 #include "mentat/schema.h"
 #include "mentat/status.h"
 
@@ -139,6 +140,22 @@ class Db {
   // `components` (entity ids, idents, lookup refs, values).
   Result<std::vector<Datom>> datoms(std::string_view index,
                                     const std::vector<edn::Value>& components = {}) const;
+  // Datoms of `index` in index order, from the first datom >= `components` (a prefix, as
+  // for datoms(); empty: the start of the index) to the end of the index, at most `limit`
+  // of them. Refs, idents and lookup refs are resolved as for datoms().
+  Result<std::vector<Datom>> seek_datoms(std::string_view index,
+                                         const std::vector<edn::Value>& components = {},
+                                         std::optional<size_t> limit = std::nullopt) const;
+  // AVET datoms of `attr` (an ident keyword or id) with start <= v < end, in (v, e) order;
+  // a nil bound is open. Bounds are values of the attribute's type (entity identifiers
+  // for refs). At most `limit` datoms.
+  Result<std::vector<Datom>> index_range(const edn::Value& attr, const edn::Value& start,
+                                         const edn::Value& end,
+                                         std::optional<size_t> limit = std::nullopt) const;
+  // The entity `eid` (an id, ident or lookup ref) of this database value, read lazily
+  // (include/mentat/entity.h). Errors: kNotFound when an ident or lookup ref names
+  // nothing; kUnsupported on a history database.
+  Result<Entity> entity(const edn::Value& eid) const;
 
   Store* store() const { return store_; }
   std::optional<Entid> basis() const { return basis_; }
@@ -184,6 +201,14 @@ class Store {
                                             const std::vector<edn::Value>& eids);
   Result<std::vector<Datom>> datoms(std::string_view index,
                                     const std::vector<edn::Value>& components = {});
+  // The same as Db::seek_datoms, Db::index_range and Db::entity on db().
+  Result<std::vector<Datom>> seek_datoms(std::string_view index,
+                                         const std::vector<edn::Value>& components = {},
+                                         std::optional<size_t> limit = std::nullopt);
+  Result<std::vector<Datom>> index_range(const edn::Value& attr, const edn::Value& start,
+                                         const edn::Value& end,
+                                         std::optional<size_t> limit = std::nullopt);
+  Result<Entity> entity(const edn::Value& eid);
 
   // Makes every query running on this store fail with kInterrupted; the store stays
   // usable. Callable from any thread.

@@ -1,0 +1,471 @@
+// Pull execution, batched by level.
+//
+// Every entity to pull becomes a node: (entity, pattern, parent). Nodes of one level are
+// grouped by pattern, and each group reads the attributes of all its entities with one
+// SQL statement (`e IN (SELECT value FROM json_each(?1))`) and its reverse attributes
+// with another, so the number of statements grows with the depth and size of the
+// pattern, never with the number of entities. Refs that need more pulling (nested
+// patterns, recursion, component expansion) become nodes of the next level. When every
+// level is read, values are built bottom-up: children always come after their parents in
+// `nodes_`, so one backward pass builds every map without recursion (deep recursive pulls
+// cannot overflow the stack).
+#include <algorithm>
+#include <unordered_map>
+
+#include "pull/pull.h"
+#include "schema/codec.h"
+
+namespace mentat::pull {
+
+namespace {
+
+const edn::Value& DbIdKey() {
+  static const edn::Value* k = new edn::Value(edn::Value::Keyword("db/id"));
+  return *k;
+}
+
+edn::Value IdMap(Entid e) { return edn::Value::Map({{DbIdKey(), edn::Value::Int(e)}}); }
+
+// [*] with :db/id: how component entities are expanded.
+const Pattern& ExpandPattern() {
+  static const Pattern* p = [] {
+    auto* x = new Pattern();
+    x->wildcard = true;
+    x->db_id_key = DbIdKey();
+    return x;
+  }();
+  return *p;
+}
+
+// One datom read for a group. Forward: (e, a, v). Reverse: e is the entity pointed at,
+// v the entity pointing at it (as an integer).
+struct Row {
+  Entid e;
+  Entid a;
+  edn::Value v;
+};
+
+std::string JsonIds(const std::vector<Entid>& ids) {
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ids[i]);
+  }
+  return s + "]";
+}
+
+std::string InList(const std::vector<Entid>& ids) {
+  if (ids.size() == 1) return " = " + std::to_string(ids[0]);
+  std::string s = " IN (";
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s + ")";
+}
+
+// Reads the rows of `eids` (sorted, distinct), forward or reverse, restricted to `attrs`
+// when not empty, sorted by (e, a, v).
+Status FetchRows(storage::Connection* c, const Schema& schema, const ResolvedView& view,
+                 bool reverse, const std::vector<Entid>& eids, const std::vector<Entid>& attrs,
+                 std::vector<Row>* out) {
+  if (eids.empty()) return Status::OK();
+  const char* ecol = reverse ? "v" : "e";
+  std::string where = eids.size() == 1
+                          ? std::string(ecol) + " = ?1"
+                          : std::string(ecol) + " IN (SELECT value FROM json_each(?1))";
+  if (!attrs.empty())
+    where = (reverse ? "a" + InList(attrs) + " AND " : "") + where +
+            (reverse ? "" : " AND a" + InList(attrs));
+  std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
+  sql += ViewSql(view, where);
+  sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
+  // Statements over the current view are cached; as-of and since statements embed their
+  // time point, so they are prepared per call rather than piling up in the cache.
+  storage::Statement fresh;
+  storage::Statement* s = nullptr;
+  std::optional<storage::CachedStatement> cached;
+  if (!view.as_of && !view.since) {
+    MENTAT_ASSIGN_OR_RETURN(auto cs, c->Cached(sql));
+    cached.emplace(std::move(cs));
+    s = &**cached;
+  } else {
+    MENTAT_ASSIGN_OR_RETURN(fresh, c->Prepare(sql));
+    s = &fresh;
+  }
+  if (eids.size() == 1) {
+    s->BindInt(1, eids[0]);
+  } else {
+    s->BindText(1, JsonIds(eids));
+  }
+  Entid last_a = -1;
+  ValueType type = ValueType::kLong;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    Row r;
+    r.e = s->ColumnInt(0);
+    r.a = s->ColumnInt(1);
+    if (reverse) {
+      r.v = edn::Value::Int(s->ColumnInt(2));
+    } else {
+      if (r.a != last_a) {
+        const Attribute* attr = schema.attribute(r.a);
+        type = attr ? attr->type : ValueType::kLong;
+        last_a = r.a;
+      }
+      r.v = schema::ColumnValue(*s, 2, type);
+    }
+    out->push_back(std::move(r));
+  }
+  return Status::OK();
+}
+
+// For each of `eids` (sorted, distinct), the range of its rows in `rows` (sorted by e).
+std::vector<std::pair<size_t, size_t>> Ranges(const std::vector<Entid>& eids,
+                                              const std::vector<Row>& rows) {
+  std::vector<std::pair<size_t, size_t>> out(eids.size(), {0, 0});
+  size_t r = 0;
+  for (size_t i = 0; i < eids.size(); ++i) {
+    while (r < rows.size() && rows[r].e < eids[i]) ++r;
+    size_t b = r;
+    while (r < rows.size() && rows[r].e == eids[i]) ++r;
+    out[i] = {b, r};
+  }
+  return out;
+}
+
+class Executor {
+ public:
+  Executor(storage::Connection* c, const Schema& schema, const ResolvedView& view)
+      : c_(c), schema_(schema), view_(view) {}
+
+  Result<std::vector<edn::Value>> Run(const Pattern& pattern, const std::vector<Entid>& eids) {
+    std::unordered_map<Entid, size_t> root_of;
+    std::vector<size_t> roots, level;
+    for (Entid e : eids) {
+      auto [it, fresh] = root_of.emplace(e, nodes_.size());
+      if (fresh) {
+        nodes_.push_back(Node{e, &pattern, -1, {}, {}, {}});
+        level.push_back(it->second);
+      }
+      roots.push_back(it->second);
+    }
+    while (!level.empty()) {
+      std::vector<size_t> next;
+      MENTAT_RETURN_IF_ERROR(RunLevel(level, &next));
+      level = std::move(next);
+    }
+    std::vector<edn::Value> values = Assemble();
+    std::vector<edn::Value> out;
+    out.reserve(roots.size());
+    for (size_t r : roots) out.push_back(values[r]);
+    return out;
+  }
+
+ private:
+  struct Slot {
+    edn::Value key;
+    bool many;
+    std::vector<size_t> kids;  // child nodes (shared between parents when path-independent)
+  };
+  struct MemoKey {
+    Entid e;
+    const Pattern* pat;
+    bool operator==(const MemoKey& o) const { return e == o.e && pat == o.pat; }
+  };
+  struct MemoHash {
+    size_t operator()(const MemoKey& k) const {
+      return std::hash<Entid>()(k.e) * 31 + std::hash<const void*>()(k.pat);
+    }
+  };
+  struct Node {
+    Entid e;
+    const Pattern* pat;  // nullptr: a repeated entity, pulled as {:db/id e}
+    int64_t parent;
+    std::vector<std::pair<const AttrSpec*, int64_t>> depth;  // recursion depth per spec
+    edn::MapEntries entries;
+    std::vector<Slot> slots;
+  };
+
+  Status RunLevel(const std::vector<size_t>& level, std::vector<size_t>* next) {
+    // Nodes of the next level are shared per (entity, pattern) when the pattern allows:
+    // many issues with one assignee pull the assignee once. Only within a level, so every
+    // child still comes after all of its parents in nodes_.
+    memo_.clear();
+    std::vector<const Pattern*> order;
+    std::unordered_map<const Pattern*, std::vector<size_t>> groups;
+    for (size_t n : level) {
+      const Pattern* p = nodes_[n].pat;
+      auto& g = groups[p];
+      if (g.empty()) order.push_back(p);
+      g.push_back(n);
+    }
+    for (const Pattern* p : order) MENTAT_RETURN_IF_ERROR(RunGroup(*p, groups[p], next));
+    return Status::OK();
+  }
+
+  Status RunGroup(const Pattern& p, const std::vector<size_t>& members, std::vector<size_t>* next) {
+    std::vector<Entid> eids;
+    eids.reserve(members.size());
+    for (size_t n : members) eids.push_back(nodes_[n].e);
+    std::sort(eids.begin(), eids.end());
+    eids.erase(std::unique(eids.begin(), eids.end()), eids.end());
+    std::vector<Row> fwd, rev;
+    if (p.wildcard || !p.forward_attrs.empty()) {
+      MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, false, eids,
+                                       p.wildcard ? std::vector<Entid>{} : p.forward_attrs, &fwd));
+    }
+    if (!p.reverse_attrs.empty()) {
+      MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, true, eids, p.reverse_attrs, &rev));
+    }
+    auto fwd_ranges = Ranges(eids, fwd);
+    auto rev_ranges = Ranges(eids, rev);
+    for (size_t n : members) {
+      size_t i = std::lower_bound(eids.begin(), eids.end(), nodes_[n].e) - eids.begin();
+      Fill(n, p, fwd, fwd_ranges[i], rev, rev_ranges[i], next);
+    }
+    return Status::OK();
+  }
+
+  // The implicit spec a wildcard uses for attribute `a`.
+  const AttrSpec* WildcardSpec(Entid a) {
+    auto it = wildcard_specs_.find(a);
+    if (it != wildcard_specs_.end()) return &it->second;
+    AttrSpec s;
+    const Attribute* attr = schema_.attribute(a);
+    s.a = a;
+    if (attr) {
+      s.type = attr->type;
+      s.many = attr->many;
+      s.component = attr->component && attr->type == ValueType::kRef;
+      s.expand = s.component;
+      s.key = edn::Value::Keyword(attr->ident);
+    } else {
+      s.key = edn::Value::Int(a);
+    }
+    if (s.many) s.limit = 1000;
+    return &wildcard_specs_.emplace(a, std::move(s)).first->second;
+  }
+
+  void Fill(size_t n, const Pattern& p, const std::vector<Row>& fwd, std::pair<size_t, size_t> fr,
+            const std::vector<Row>& rev, std::pair<size_t, size_t> rr, std::vector<size_t>* next) {
+    std::vector<Node> children;  // appended to nodes_ after this node is filled
+    Node& node = nodes_[n];
+    if (p.db_id_key) node.entries.emplace_back(*p.db_id_key, edn::Value::Int(node.e));
+    std::vector<bool> found(p.specs.size(), false);
+    std::vector<edn::Value> values;
+    for (size_t r = fr.first; r < fr.second;) {
+      Entid a = fwd[r].a;
+      values.clear();
+      for (; r < fr.second && fwd[r].a == a; ++r) values.push_back(fwd[r].v);
+      bool explicit_spec = false;
+      for (size_t i = 0; i < p.specs.size(); ++i) {
+        const AttrSpec& s = p.specs[i];
+        if (s.dir != AttrSpec::Dir::kForward || s.a != a) continue;
+        explicit_spec = found[i] = true;
+        Emit(n, node, s, values, &children);
+      }
+      if (!explicit_spec && p.wildcard) Emit(n, node, *WildcardSpec(a), values, &children);
+    }
+    for (size_t i = 0; i < p.specs.size(); ++i) {
+      const AttrSpec& s = p.specs[i];
+      if (s.dir == AttrSpec::Dir::kReverse) {
+        values.clear();
+        for (size_t r = rr.first; r < rr.second; ++r)
+          if (rev[r].a == s.a) values.push_back(rev[r].v);
+        found[i] = !values.empty();
+        if (found[i]) Emit(n, node, s, values, &children);
+      }
+      if (!found[i] && s.default_value) node.entries.emplace_back(s.key, *s.default_value);
+    }
+    for (auto& c : children) {
+      if (c.pat) next->push_back(nodes_.size());
+      nodes_.push_back(std::move(c));
+    }
+  }
+
+  bool OnPath(size_t n, Entid e) const {
+    for (int64_t i = static_cast<int64_t>(n); i >= 0; i = nodes_[i].parent)
+      if (nodes_[i].e == e) return true;
+    return false;
+  }
+
+  void Emit(size_t n, Node& node, const AttrSpec& s, const std::vector<edn::Value>& values,
+            std::vector<Node>* children) {
+    size_t count = values.size();
+    if (s.limit && static_cast<int64_t>(count) > *s.limit) count = static_cast<size_t>(*s.limit);
+    if (!s.many) count = std::min<size_t>(count, 1);
+    if (count == 0) return;
+    if (s.type != ValueType::kRef) {
+      if (s.many) {
+        node.entries.emplace_back(
+            s.key, edn::Value::Vector(edn::Vec(values.begin(), values.begin() + count)));
+      } else {
+        node.entries.emplace_back(s.key, values[0]);
+      }
+      return;
+    }
+    const Pattern* child_pattern = nullptr;
+    bool check_cycles = false;
+    std::vector<std::pair<const AttrSpec*, int64_t>> depth;
+    if (s.recursion != 0) {
+      depth = node.depth;
+      auto it = std::find_if(depth.begin(), depth.end(), [&](auto& d) { return d.first == &s; });
+      int64_t d = it == depth.end() ? 0 : it->second;
+      if (s.recursion > 0 && d >= s.recursion) return;
+      if (it == depth.end()) {
+        depth.emplace_back(&s, 1);
+      } else {
+        ++it->second;
+      }
+      child_pattern = node.pat;
+      check_cycles = true;
+    } else if (s.sub) {
+      child_pattern = s.sub.get();
+      depth = node.depth;
+    } else if (s.expand) {
+      child_pattern = &ExpandPattern();
+      depth = node.depth;
+      check_cycles = true;
+    }
+    if (!child_pattern) {
+      if (s.many) {
+        edn::Vec ids;
+        ids.reserve(count);
+        for (size_t i = 0; i < count; ++i) ids.push_back(IdMap(values[i].as_int()));
+        node.entries.emplace_back(s.key, edn::Value::Vector(std::move(ids)));
+      } else {
+        node.entries.emplace_back(s.key, IdMap(values[0].as_int()));
+      }
+      return;
+    }
+    Slot slot{s.key, s.many, {}};
+    slot.kids.reserve(count);
+    for (size_t i = 0; i < count; ++i) {
+      Entid e = values[i].as_int();
+      bool repeated = check_cycles && OnPath(n, e);
+      size_t index = nodes_.size() + children->size();
+      if (!repeated && child_pattern->path_independent) {
+        auto [it, fresh] = memo_.emplace(MemoKey{e, child_pattern}, index);
+        if (!fresh) {
+          slot.kids.push_back(it->second);
+          continue;
+        }
+      }
+      children->push_back(
+          Node{e, repeated ? nullptr : child_pattern, static_cast<int64_t>(n), depth, {}, {}});
+      slot.kids.push_back(index);
+    }
+    node.slots.push_back(std::move(slot));
+  }
+
+  std::vector<edn::Value> Assemble() {
+    std::vector<edn::Value> values(nodes_.size());
+    for (size_t i = nodes_.size(); i-- > 0;) {
+      Node& node = nodes_[i];
+      if (!node.pat) {
+        values[i] = IdMap(node.e);
+        continue;
+      }
+      for (const Slot& slot : node.slots) {
+        edn::Vec got;
+        for (size_t c : slot.kids)
+          if (!values[c].is_nil()) got.push_back(values[c]);
+        if (got.empty()) continue;  // nothing matched: the attribute is left out
+        node.entries.emplace_back(
+            slot.key, slot.many ? edn::Value::Vector(std::move(got)) : std::move(got[0]));
+      }
+      if (!node.entries.empty()) values[i] = edn::Value::Map(std::move(node.entries));
+      node.slots.clear();
+    }
+    return values;
+  }
+
+  storage::Connection* c_;
+  const Schema& schema_;
+  const ResolvedView& view_;
+  std::vector<Node> nodes_;
+  std::unordered_map<MemoKey, size_t, MemoHash> memo_;
+  std::unordered_map<Entid, AttrSpec> wildcard_specs_;
+};
+
+}  // namespace
+
+Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
+                                         const ResolvedView& view, const Pattern& pattern,
+                                         const std::vector<Entid>& eids) {
+  if (view.history) return Status::Unsupported("pull is not supported on a history database");
+  return Executor(c, schema, view).Run(pattern, eids);
+}
+
+Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
+                                         const ResolvedView& view, const edn::Value& pattern,
+                                         const std::vector<Entid>& eids) {
+  MENTAT_ASSIGN_OR_RETURN(auto p, ParsePattern(schema, pattern));
+  return PullMany(c, schema, view, *p, eids);
+}
+
+Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema& schema,
+                                           const ResolvedView& view, const edn::Value& eid) {
+  if (eid.is_int()) return std::optional<Entid>(eid.as_int());
+  if (eid.is_keyword()) return schema.entid(eid.str());
+  if ((eid.is_vector() || eid.is_list()) && eid.size() == 2 && eid.items()[0].is_keyword()) {
+    const edn::Value& kw = eid.items()[0];
+    const Attribute* attr = schema.attribute(kw.str());
+    if (!attr)
+      return Status::Schema("unknown attribute " + edn::Print(kw) + " in lookup ref " +
+                            edn::Print(eid));
+    if (attr->unique == Unique::kNone)
+      return Status::Schema("lookup ref attribute " + edn::Print(kw) +
+                            " is not :db/unique: " + edn::Print(eid));
+    schema::DbVal v;
+    if (attr->type == ValueType::kRef) {
+      MENTAT_ASSIGN_OR_RETURN(auto target, ResolveEntity(c, schema, view, eid.items()[1]));
+      if (!target) return std::optional<Entid>();
+      v = schema::DbVal::Int(*target);
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(v, schema::Encode(eid.items()[1], attr->type));
+    }
+    std::string sql = "SELECT e FROM (" +
+                      ViewSql(view, "a = " + std::to_string(attr->id) + " AND v = ?1") +
+                      ") LIMIT 1";
+    if (!view.as_of && !view.since) {
+      MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(sql));
+      schema::Bind(*s, 1, v);
+      MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+      return row ? std::optional<Entid>(s->ColumnInt(0)) : std::optional<Entid>();
+    }
+    MENTAT_ASSIGN_OR_RETURN(auto s, c->Prepare(sql));
+    schema::Bind(s, 1, v);
+    MENTAT_ASSIGN_OR_RETURN(bool row, s.Step());
+    return row ? std::optional<Entid>(s.ColumnInt(0)) : std::optional<Entid>();
+  }
+  return Status::InvalidArgument("expected an entity id, ident or lookup ref, got " +
+                                 edn::Print(eid));
+}
+
+Result<std::vector<std::vector<AttrValue>>> ReadEntities(storage::Connection* c,
+                                                         const Schema& schema,
+                                                         const ResolvedView& view,
+                                                         const std::vector<Entid>& eids, Entid a,
+                                                         bool reverse) {
+  std::vector<Entid> sorted = eids;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  std::vector<Row> rows;
+  std::vector<Entid> attrs;
+  if (a != 0) attrs.push_back(a);
+  if (a == 0 && reverse) {  // every ref attribute: the (a, v) index needs an attribute
+    for (const auto& [id, attr] : schema.attributes())
+      if (attr.type == ValueType::kRef) attrs.push_back(id);
+  }
+  MENTAT_RETURN_IF_ERROR(FetchRows(c, schema, view, reverse, sorted, attrs, &rows));
+  auto ranges = Ranges(sorted, rows);
+  std::vector<std::vector<AttrValue>> out(eids.size());
+  for (size_t i = 0; i < eids.size(); ++i) {
+    size_t k = std::lower_bound(sorted.begin(), sorted.end(), eids[i]) - sorted.begin();
+    for (size_t r = ranges[k].first; r < ranges[k].second; ++r)
+      out[i].push_back(AttrValue{rows[r].a, rows[r].v});
+  }
+  return out;
+}
+
+}  // namespace mentat::pull
