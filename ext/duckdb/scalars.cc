@@ -11,6 +11,12 @@
 //     ident or lookup ref. JSON (results.h) or EDN; NULL when there is nothing to pull.
 //   edn_explain(db_path, query, options) -> VARCHAR
 //     The query's plan: the chosen join order, the SQL and SQLite's query plan.
+//   edn_eval(db_path, script) -> VARCHAR
+//     Runs a sandboxed script (include/mentat/script.h) whose default connection,
+//     (mentat.store/open) with no argument and the variable `conn`, is the store at
+//     db_path (created when missing); returns the last form's value as EDN text. The
+//     script cannot open files (other stores included), the network or processes, and
+//     stops at the interpreter's step, memory and depth limits.
 //   edn_datoms(db_path, index, components [, format]) -> VARCHAR
 //     The datoms of :eavt :aevt :avet or :vaet whose leading parts equal `components`
 //     (EDN text of zero or more ids, idents, lookup refs or values), as a JSON array of
@@ -22,6 +28,9 @@
 
 #include "duckdb_api.h"
 #include "mentat/store.h"
+#ifdef MENTAT_DUCKDB_WITH_SCRIPT
+#include "mentat/script.h"
+#endif
 #include "results.h"
 #include "store_cache.h"
 #include "vectors.h"
@@ -138,6 +147,20 @@ Result<Text> Explain(const Row& row) {
   return Text(plan);
 }
 
+Result<Text> Eval(const Row& row) {
+  auto path = row.Text(0), source = row.Text(1);
+  if (!path || !source) return Text();
+#ifdef MENTAT_DUCKDB_WITH_SCRIPT
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kCreate));
+  script::Interpreter interpreter;
+  interpreter.SetStore(store.get(), "conn");
+  MENTAT_ASSIGN_OR_RETURN(std::string out, interpreter.EvalToString(*source));
+  return Text(std::move(out));
+#else
+  return Status::Unsupported("scripting is not available in this build of mentat");
+#endif
+}
+
 Result<Text> Datoms(const Row& row) {
   auto path = row.Text(0), index = row.Text(1), components = row.Text(2);
   if (!path || !index) return Text();
@@ -175,6 +198,9 @@ void EdnPullByText(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector o
 }
 void EdnExplain(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_explain", Explain, i, in, out);
+}
+void EdnEval(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_eval", Eval, i, in, out);
 }
 void EdnDatoms(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_datoms", Datoms, i, in, out);
@@ -225,6 +251,7 @@ bool RegisterScalars(duckdb_connection con, std::string* error) {
         {{V, V, I, V}, EdnPullById},
         {{V, V, V, V}, EdnPullByText}}},
       {"edn_explain", {{{V, V, V}, EdnExplain}}},
+      {"edn_eval", {{{V, V}, EdnEval}}},
       {"edn_datoms", {{{V, V, V}, EdnDatoms}, {{V, V, V, V}, EdnDatoms}}},
   };
   for (const auto& f : functions) {

@@ -23,12 +23,13 @@ TEST_F(ExtensionTest, LoadsAndRegistersFunctions) {
       Run("SELECT function_name || ' ' || function_type || ' ' || n FROM (SELECT function_name, "
           "function_type, count(*) AS n FROM duckdb_functions() WHERE function_name LIKE 'edn_%' "
           "GROUP BY ALL) ORDER BY 1");
-  ASSERT_EQ(r.rows.size(), 5u);
+  ASSERT_EQ(r.rows.size(), 6u);
   EXPECT_EQ(r.Cell(0, 0), "edn_datoms scalar 2");
-  EXPECT_EQ(r.Cell(1, 0), "edn_explain scalar 1");
-  EXPECT_EQ(r.Cell(2, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
-  EXPECT_EQ(r.Cell(3, 0), "edn_q table 1");
-  EXPECT_EQ(r.Cell(4, 0), "edn_t scalar 2");
+  EXPECT_EQ(r.Cell(1, 0), "edn_eval scalar 1");
+  EXPECT_EQ(r.Cell(2, 0), "edn_explain scalar 1");
+  EXPECT_EQ(r.Cell(3, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
+  EXPECT_EQ(r.Cell(4, 0), "edn_q table 1");
+  EXPECT_EQ(r.Cell(5, 0), "edn_t scalar 2");
 }
 
 TEST_F(ExtensionTest, TransactReturnsJsonReport) {
@@ -107,6 +108,32 @@ TEST_F(ExtensionTest, ExplainShowsThePlan) {
   EXPECT_THAT(r->Cell(0, 0), HasSubstr("SELECT"));
   EXPECT_THAT(Error("SELECT edn_explain(" + p + ", '[:find ?e :where [?e :person/nope _]]', '{}')"),
               HasSubstr("person/nope"));
+}
+
+TEST_F(ExtensionTest, EvalRunsScriptsOnTheStore) {
+  std::string p = Quote(Path("eval.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  auto r = con_->Query("SELECT edn_eval(" + p + ", '(+ 1 2)')");
+  if (!r.ok() && r.status().message().find("not available") != std::string::npos) {
+    GTEST_SKIP() << "scripting is not available in this build";
+  }
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->Cell(0, 0), "3");
+  auto t = Run("SELECT edn_eval(" + p +
+               ", '(mentat.store/transact conn [{:person/name \"Zed\" :person/age 9}])"
+               " (mentat.store/q (mentat.store/db conn)"
+               " (quote [:find ?a . :where [?e :person/name \"Zed\"] [?e :person/age ?a]]))')");
+  EXPECT_EQ(t.Cell(0, 0), "9");
+  // The script wrote to the store: DuckDB sees it.
+  auto d = Run("SELECT edn_datoms(" + p + ", ':avet', ':person/name \"Zed\"', 'edn')");
+  EXPECT_THAT(d.Cell(0, 0), HasSubstr("\"Zed\""));
+  // Errors: unreadable source, a script error, and the sandbox refusing a file.
+  EXPECT_THAT(Error("SELECT edn_eval(" + p + ", '(+ 1')"), HasSubstr("edn_eval"));
+  EXPECT_THAT(Error("SELECT edn_eval(" + p + ", '(throw (ex-info \"boom\" {}))')"),
+              HasSubstr("boom"));
+  EXPECT_THAT(Error("SELECT edn_eval(" + p + ", '(mentat.store/open \"/tmp/other.db\")')"),
+              HasSubstr("edn_eval"));
+  EXPECT_FALSE(std::filesystem::exists("/tmp/other.db"));
 }
 
 }  // namespace
