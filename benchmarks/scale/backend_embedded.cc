@@ -1,0 +1,124 @@
+// The "embedded" backend: mentat's public C++ API on the store file, the way an
+// application calls it (Store::q with the query text and QueryOptions on every call).
+#include "mentat/store.h"
+#include "scale.h"
+
+namespace mentat::scale {
+namespace {
+
+edn::Value Str(const std::string& s) { return edn::Value::String(s); }
+
+Result<Rows> RowsOf(Result<QueryResult> r) {
+  if (!r.ok()) return r.status();
+  return std::move(r->rows);
+}
+
+class EmbeddedSession : public Session {
+ public:
+  explicit EmbeddedSession(Store* store) : store_(store) {}
+
+  Result<Rows> PointLookup(const std::string& email) override {
+    return RowsOf(store_->q(kQ1PointLookup, {Str(email)}));
+  }
+  Result<Rows> RefTraversal(const std::string& email, std::optional<Entid> as_of) override {
+    QueryOptions o;
+    o.inputs.emplace_back(Str(email));
+    if (as_of) o.as_of = TxPoint::Tx(*as_of);
+    return RowsOf(store_->q(kQ2RefTraversal, o));
+  }
+  Result<Rows> Aggregate() override { return RowsOf(store_->q(kQ3Aggregate)); }
+  Result<Rows> PredicateScan(int64_t min) override {
+    return RowsOf(store_->q(kQ4PredicateScan, {edn::Value::Int(min)}));
+  }
+  Result<Rows> Since(Entid t) override {
+    QueryOptions o;
+    o.since = TxPoint::Tx(t);
+    return RowsOf(store_->q(kQSince, o));
+  }
+  Result<Rows> InputBindings(const std::vector<std::string>& emails) override {
+    edn::Vec v;
+    v.reserve(emails.size());
+    for (const auto& e : emails) v.push_back(Str(e));
+    return RowsOf(store_->q(kQInputBindings, {edn::Value::Vector(std::move(v))}));
+  }
+  Result<edn::Value> Pull(Entid e) override {
+    auto r = store_->q(kQPull, {edn::Value::Int(e)});
+    if (!r.ok()) return r.status();
+    if (r->rows.empty() || r->rows[0].empty()) return edn::Value();
+    return r->rows[0][0];
+  }
+  Result<Rows> AllStates() override {
+    return RowsOf(store_->q("[:find ?i ?s :where [?i :issue/state ?s]]"));
+  }
+  Status SetState(Entid issue, const std::string& state) override {
+    return store_->transact("[[:db/add " + std::to_string(issue) + " :issue/state " + state + "]]")
+        .status();
+  }
+  Status AddLabel(Entid issue, const std::string& label) override {
+    return store_
+        ->transact("[[:db/add " + std::to_string(issue) + " :issue/label [:label/name \"" + label +
+                   "\"]]]")
+        .status();
+  }
+
+  Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {
+    QueryOptions o;
+    std::string_view q;
+    if (scenario == "point_lookup") {
+      q = kQ1PointLookup;
+      o.inputs.emplace_back(Str(Email(0)));
+    } else if (scenario == "ref_traversal" || scenario == "as_of") {
+      q = kQ2RefTraversal;
+      o.inputs.emplace_back(Str(Email(0)));
+      if (scenario == "as_of") o.as_of = TxPoint::Tx(ctx.t_mid);
+    } else if (scenario == "aggregate") {
+      q = kQ3Aggregate;
+    } else if (scenario == "predicate_scan") {
+      q = kQ4PredicateScan;
+      o.inputs.emplace_back(edn::Value::Int(4));
+    } else if (scenario == "since") {
+      q = kQSince;
+      o.since = TxPoint::Tx(ctx.t_since);
+    } else if (scenario == "input_bindings") {
+      q = kQInputBindings;
+      edn::Vec v;
+      for (int64_t u = 0; u < std::min<int64_t>(100, ctx.n_users); ++u) v.push_back(Str(Email(u)));
+      o.inputs.emplace_back(edn::Value::Vector(std::move(v)));
+    } else if (scenario == "pull") {
+      q = kQPull;
+      o.inputs.emplace_back(edn::Value::Int(ctx.issue_eids.empty() ? 0 : ctx.issue_eids[0]));
+    } else {
+      return Status::InvalidArgument("no query for scenario " + scenario);
+    }
+    auto plan = store_->q_explain(q, o);
+    if (!plan.ok()) return plan.status();
+    return std::string(q) + "\n\n" + *plan;
+  }
+
+ private:
+  Store* store_;
+};
+
+class EmbeddedBackend : public Backend {
+ public:
+  explicit EmbeddedBackend(std::unique_ptr<Store> store) : store_(std::move(store)) {}
+  std::string name() const override { return "embedded"; }
+  Result<std::unique_ptr<Session>> Connect() override {
+    return std::unique_ptr<Session>(new EmbeddedSession(store_.get()));
+  }
+
+ private:
+  std::unique_ptr<Store> store_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store) {
+  Options options;
+  options.create = false;
+  auto s = Store::open(store, options);
+  if (!s.ok()) return s.status();
+  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s)));
+}
+
+}  // namespace mentat::scale

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The scale suite (shared/bench/SCALE_SUITE.md): generates the dataset, loads it, runs the
+# correctness checks, times every scenario and writes a summary.
+#
+#   benchmarks/scale/run.sh                         # scale s, every backend and scenario
+#   SCALES="xs s" BACKENDS=embedded REPS=1 MIN_S=2 benchmarks/scale/run.sh
+#
+# Environment (defaults in brackets):
+#   SCALES         scales to run, of xs s m l                          [s]
+#   BACKENDS       embedded sqlite-sql (sqlite-ext duckdb pg: not yet) [embedded sqlite-sql]
+#   SCENARIOS      bulk_load and the read scenarios                    [all of them]
+#   EXTRA          write_mixed concurrency_sweep cold_vs_warm          [all three]
+#   CLIENTS        client counts of concurrency_sweep                  [1 2 4 8 16]
+#   REPS           repetitions of every timed point                    [3]
+#   MIN_S MIN_N MAX_S  each point runs >= MIN_S s and >= MIN_N calls, <= MAX_S s [10 30 60]
+#   PROBE_S        a first call slower than this marks the point "ceiling" [20]
+#   MIXED_S        length of write_mixed                               [60]
+#   MIXED_READERS  reader processes of write_mixed                     [8]
+#   DATA_ROOT      generated datasets and loaded stores (reused)       [/tmp/mentat-scale-data]
+#   OUT            results                                             [build/scale-results/<UTC time>]
+#   SEED           generator seed                                      [20260509]
+#   THREADS        1: clients as threads instead of processes          [0]
+#   COLD_DROP      cold_vs_warm evicts: all (drop_caches where allowed, else file),
+#                  file (the store's pages only), none                 [all]
+#   ALLOW_UNAVAILABLE  1: a check the backend cannot run yet is SKIP, not FAIL [0]
+#   MENTAT_SCALE_BIN   the driver                       [build/benchmarks/scale/mentat-scale]
+#
+# Outputs in OUT: raw.csv, timings.csv (median over reps), loads.csv, checks.txt, env.txt,
+# plans/, summary.md with plots (*.svg). Exits 1 when a check failed, 2 on another error.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+
+SCALES=${SCALES:-s}
+BACKENDS=${BACKENDS:-embedded sqlite-sql}
+ALL_READS="point_lookup ref_traversal aggregate predicate_scan pull as_of since input_bindings"
+SCENARIOS=${SCENARIOS:-bulk_load $ALL_READS}
+EXTRA=${EXTRA-write_mixed concurrency_sweep cold_vs_warm}
+CLIENTS=${CLIENTS:-1 2 4 8 16}
+REPS=${REPS:-3}
+MIN_S=${MIN_S:-10}
+MIN_N=${MIN_N:-30}
+MAX_S=${MAX_S:-60}
+PROBE_S=${PROBE_S:-20}
+MIXED_S=${MIXED_S:-60}
+MIXED_READERS=${MIXED_READERS:-8}
+DATA_ROOT=${DATA_ROOT:-/tmp/mentat-scale-data}
+OUT=${OUT:-$ROOT/build/scale-results/$(date -u +%Y-%m-%dT%H%M%SZ)}
+SEED=${SEED:-20260509}
+THREADS=${THREADS:-0}
+COLD_DROP=${COLD_DROP:-all}
+ALLOW_UNAVAILABLE=${ALLOW_UNAVAILABLE:-0}
+MENTAT_SCALE_BIN=${MENTAT_SCALE_BIN:-$ROOT/build/benchmarks/scale/mentat-scale}
+GEN_VERSION=1  # kGenVersion in scale.h
+
+log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+has() { [[ " $1 " == *" $2 "* ]]; }
+
+if [[ ! -x $MENTAT_SCALE_BIN ]]; then
+  log "building mentat-scale in $ROOT/build"
+  cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+    cmake --build "$ROOT/build" --target mentat_scale -j1 || exit 2
+fi
+for b in $BACKENDS; do
+  case $b in
+    embedded | sqlite-sql) ;;
+    *) log "backend '$b' is not implemented yet (embedded, sqlite-sql)"; exit 2 ;;
+  esac
+done
+READS=()
+for s in $SCENARIOS; do
+  if has "$ALL_READS" "$s"; then READS+=("$s");
+  elif [[ $s != bulk_load ]]; then log "unknown scenario '$s'"; exit 2; fi
+done
+for s in $EXTRA; do
+  has "write_mixed concurrency_sweep cold_vs_warm" "$s" || { log "unknown extra '$s'"; exit 2; }
+done
+
+mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
+rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg} "$OUT"/plans/*.txt
+
+# ---- env.txt: the machine, the versions, the commit and every variable ----
+{
+  echo "date_utc:      $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host:          $(hostname)"
+  echo "kernel:        $(uname -srm)"
+  echo "cpu_model:     $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "cpus:          $(nproc)"
+  echo "mem_total_gib: $(awk '/MemTotal/ {printf "%.1f", $2/1048576}' /proc/meminfo)"
+  echo "loadavg_start: $(cut -d' ' -f1-3 /proc/loadavg)"
+  echo "data_fs:       $(df -h "$DATA_ROOT" | tail -1 | tr -s ' ')"
+  echo "compiler:      $(${CXX:-c++} --version 2>/dev/null | head -1)"
+  echo "python:        $(python3 --version 2>&1)"
+  "$MENTAT_SCALE_BIN" version 2>/dev/null | sed 's/^/driver:        /'
+  echo "mentat_git:    $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) ($(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l) files changed in the work tree)"
+  echo "driver_bin:    $MENTAT_SCALE_BIN"
+  for v in SCALES BACKENDS SCENARIOS EXTRA CLIENTS REPS MIN_S MIN_N MAX_S PROBE_S MIXED_S \
+           MIXED_READERS DATA_ROOT OUT SEED THREADS COLD_DROP ALLOW_UNAVAILABLE; do
+    printf '%-14s %s\n' "$v:" "${!v}"
+  done
+  env | grep -E '^MENTAT_' | sed 's/^/env:           /'
+} >"$OUT/env.txt"
+
+CHECK_FAILED=0
+ERRORS=0
+# Runs the driver; rc 1 (a failed check) and rc >= 2 (an error) are remembered.
+drive() {
+  "$MENTAT_SCALE_BIN" "$@"
+  local rc=$?
+  if ((rc == 1)); then CHECK_FAILED=1; elif ((rc != 0)); then ERRORS=1; log "failed: mentat-scale $*"; fi
+  return $rc
+}
+
+for scale in $SCALES; do
+  D=$DATA_ROOT/$scale
+  STORE=$D/embedded.db
+  if ! grep -q "\"gen_version\": $GEN_VERSION," "$D/meta.json" 2>/dev/null ||
+     ! grep -q "\"seed\": $SEED," "$D/meta.json" 2>/dev/null; then
+    log "gen $scale"
+    rm -rf "$D"
+    drive gen --scale "$scale" --out "$D" --seed "$SEED" || continue
+  fi
+  if has "$SCENARIOS" bulk_load || [[ ! -f $STORE.load.json ]]; then
+    log "bulk_load $scale"
+    drive load --data "$D" --store "$STORE" --out "$OUT" || continue
+  else
+    python3 - "$STORE" "$OUT/loads.csv" <<'EOF'
+import json, os, sys
+l = json.load(open(sys.argv[1] + ".load.json"))
+new = not os.path.exists(sys.argv[2])
+with open(sys.argv[2], "a") as f:
+    if new:
+        f.write("backend,scale,n_datoms,n_tx,wall_s,datoms_per_s,store_bytes,note\n")
+    f.write(f"embedded,{l['scale']},{l['n_datoms']},{l['n_tx']},{l['wall_s']:.3f},"
+            f"{l['n_datoms'] / l['wall_s']:.0f},{l['store_bytes']},reused an earlier load\n")
+EOF
+  fi
+  COMMON=(--data "$D" --out "$OUT" --seed "$SEED")
+  ((THREADS)) && COMMON+=(--threads)
+  RULES=(--min-s "$MIN_S" --min-n "$MIN_N" --max-s "$MAX_S" --probe-s "$PROBE_S")
+  ALLOW=()
+  ((ALLOW_UNAVAILABLE)) && ALLOW=(--allow-unavailable)
+
+  for b in $BACKENDS; do
+    log "checks before writes: $b $scale"
+    drive check --backend "$b" --store "$STORE" "${COMMON[@]}" --phase before "${ALLOW[@]}"
+    drive explain --backend "$b" --store "$STORE" "${COMMON[@]}"
+  done
+  if ((${#READS[@]})); then
+    for rep in $(seq 1 "$REPS"); do
+      for b in $BACKENDS; do
+        log "read scenarios: $b $scale rep $rep"
+        drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+          --scenarios "${READS[*]}" --clients 1 "${RULES[@]}"
+      done
+    done
+  fi
+  if has "$EXTRA" concurrency_sweep; then
+    for rep in $(seq 1 "$REPS"); do
+      for b in $BACKENDS; do
+        log "concurrency_sweep: $b $scale rep $rep (clients $CLIENTS)"
+        drive sweep --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+          --clients "$CLIENTS" "${RULES[@]}"
+      done
+    done
+  fi
+  if has "$EXTRA" cold_vs_warm; then
+    for rep in $(seq 1 "$REPS"); do
+      for b in $BACKENDS; do
+        log "cold_vs_warm: $b $scale rep $rep"
+        drive coldwarm --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+          --drop "$COLD_DROP"
+      done
+    done
+  fi
+  if has "$EXTRA" write_mixed; then
+    # Each run writes to a copy, so the loaded store stays as the generator described it.
+    WM=$D/write_mixed.db
+    for rep in $(seq 1 "$REPS"); do
+      for b in $BACKENDS; do
+        log "write_mixed: $b $scale rep $rep ($MIXED_S s, $MIXED_READERS readers)"
+        rm -f "$WM" "$WM-wal" "$WM-shm"
+        sqlite3 "$STORE" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&
+          cp "$STORE" "$WM" && cp "$STORE.load.json" "$WM.load.json" &&
+          cp "$STORE.issues" "$WM.issues" || { ERRORS=1; continue; }
+        drive mixed --backend "$b" --store "$WM" "${COMMON[@]}" --rep "$rep" \
+          --seconds "$MIXED_S" --readers "$MIXED_READERS"
+        log "checks after write_mixed: $b $scale rep $rep"
+        drive check --backend "$b" --store "$WM" "${COMMON[@]}" --phase after "${ALLOW[@]}"
+        rm -f "$WM" "$WM-wal" "$WM-shm" "$WM.load.json" "$WM.issues"
+      done
+    done
+  fi
+done
+
+echo "loadavg_end:   $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/env.txt"
+python3 "$HERE/report.py" "$OUT" || ERRORS=1
+log "results in $OUT"
+if [[ -f $OUT/checks.txt ]]; then
+  log "checks: $(grep -c ': PASS' "$OUT/checks.txt") PASS, $(grep -c ': FAIL' "$OUT/checks.txt") FAIL, $(grep -c ': SKIP' "$OUT/checks.txt") SKIP"
+fi
+((CHECK_FAILED)) && exit 1
+((ERRORS)) && exit 2
+exit 0

@@ -1,0 +1,101 @@
+// Shared helpers of the scale driver: names, the dataset context, files, clocks.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "scale.h"
+
+namespace mentat::scale {
+
+std::string Email(int64_t user) { return "user" + std::to_string(user) + "@example.com"; }
+std::string UserName(int64_t user) { return "User " + std::to_string(user); }
+std::string LabelName(int64_t k) { return "label-" + std::to_string(k); }
+
+int64_t IssueIndexFromTitle(std::string_view title) {
+  constexpr std::string_view kPrefix = "Issue ";
+  if (title.substr(0, kPrefix.size()) != kPrefix) return -1;
+  int64_t k = 0;
+  size_t i = kPrefix.size();
+  if (i >= title.size() || title[i] < '0' || title[i] > '9') return -1;
+  for (; i < title.size() && title[i] >= '0' && title[i] <= '9'; ++i) k = k * 10 + (title[i] - '0');
+  return i < title.size() && title[i] == ':' ? k : -1;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Status AppendLine(const std::string& path, const std::string& header, const std::string& line) {
+  bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) return Status::Io("cannot append to " + path);
+  if (fresh && !header.empty()) std::fprintf(f, "%s\n", header.c_str());
+  std::fprintf(f, "%s\n", line.c_str());
+  return std::fclose(f) == 0 ? Status::OK() : Status::Io("cannot write " + path);
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+Result<Context> LoadContext(const std::string& data_dir, const std::string& store, bool meta_only) {
+  Context ctx;
+  ctx.data_dir = data_dir;
+  ctx.store = store;
+  MENTAT_ASSIGN_OR_RETURN(std::string meta_text, ReadFile(data_dir + "/meta.json"));
+  ctx.meta = nlohmann::json::parse(meta_text, nullptr, /*allow_exceptions=*/false);
+  if (ctx.meta.is_discarded() || !ctx.meta.is_object())
+    return Status::Corrupt(data_dir + "/meta.json is not a JSON object");
+  if (ctx.meta.value("gen_version", 0) != kGenVersion)
+    return Status::InvalidArgument(data_dir + "/meta.json is from another generator version");
+  ctx.scale = ctx.meta.value("scale", "");
+  ctx.n_users = ctx.meta.value("n_users", int64_t{0});
+  ctx.n_issues = ctx.meta.value("n_issues", int64_t{0});
+  ctx.n_labels = ctx.meta.value("n_labels", int64_t{0});
+  ctx.n_datoms = ctx.meta.value("n_datoms", int64_t{0});
+  if (meta_only) return ctx;
+
+  MENTAT_ASSIGN_OR_RETURN(std::string load_text, ReadFile(store + ".load.json"));
+  auto load = nlohmann::json::parse(load_text, nullptr, false);
+  if (load.is_discarded() || !load.is_object())
+    return Status::Corrupt(store + ".load.json is not a JSON object");
+  if (load.value("seed", uint64_t{0}) != ctx.meta.value("seed", uint64_t{1}) ||
+      load.value("scale", "") != ctx.scale)
+    return Status::InvalidArgument(store + " was loaded from another dataset; load it again");
+  ctx.t_mid = load.value("t_mid_tx", Entid{0});
+  ctx.t_since = load.value("t_since_tx", Entid{0});
+
+  std::ifstream in(store + ".issues", std::ios::binary);
+  if (!in) return Status::NotFound("cannot read " + store + ".issues");
+  ctx.issue_eids.resize(ctx.n_issues);
+  in.read(reinterpret_cast<char*>(ctx.issue_eids.data()),
+          static_cast<std::streamsize>(ctx.n_issues * sizeof(Entid)));
+  if (in.gcount() != static_cast<std::streamsize>(ctx.n_issues * sizeof(Entid)))
+    return Status::Corrupt(store + ".issues is short");
+  return ctx;
+}
+
+std::vector<std::string> BackendNames() { return {"embedded", "sqlite-sql"}; }
+
+Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store) {
+  if (!std::filesystem::exists(store)) return Status::NotFound("no store at " + store);
+  if (name == "embedded") return OpenEmbedded(store);
+  if (name == "sqlite-sql") return OpenSqliteSql(store);
+  return Status::InvalidArgument("unknown backend '" + name +
+                                 "' (embedded, sqlite-sql; sqlite-ext, duckdb and pg are "
+                                 "not implemented yet)");
+}
+
+}  // namespace mentat::scale
