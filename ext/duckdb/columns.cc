@@ -410,6 +410,13 @@ Result<QueryColumns> InferColumns(const edn::Value& query_value, const Schema& s
       const Value& k = s.keys[i];
       c.name = k.is_string() ? k.str() : (k.is_symbol() || k.is_keyword()) ? k.str() : Print(k);
     }
+    if (i < s.keys.size()) {
+      const Value& k = s.keys[i];
+      std::string text = k.is_string() || k.is_symbol() || k.is_keyword() ? k.str() : Print(k);
+      out.map_keys.push_back(s.keys_kind == "keys"   ? Value::Keyword(text)
+                             : s.keys_kind == "strs" ? Value::String(text)
+                                                     : Value::Symbol(text));
+    }
     int n = ++seen[c.name];
     if (n > 1) c.name += "_" + std::to_string(n);
     out.columns.push_back(std::move(c));

@@ -56,6 +56,8 @@ struct QueryColumns {
   enum class Shape { kRelation, kCollection, kTuple, kScalar };
   Shape shape = Shape::kRelation;
   std::vector<Column> columns;
+  // :keys (keywords), :strs (strings) or :syms (symbols), as QueryResult::map_keys.
+  std::vector<edn::Value> map_keys;
 };
 
 // Reads `query` (EDN text of a vector or map query) and derives its columns. `inputs`

@@ -7,6 +7,10 @@
 // then hands DuckDB one chunk (duckdb_vector_size() rows, converted as they go out) per
 // call. Options are the shared JSON form ({"inputs": [...], "asOf": t, "since": t,
 // "history": b, "timeout": ms, "planner": b}); NULL or '{}' means none.
+//
+// The named parameter format := 'edn' (or 'json') returns instead one row with one
+// VARCHAR column `result`: the whole result as EDN (QueryResult::ToEdn) or JSON text,
+// exact where typed columns would round values to SQL types (sets, mixed numbers).
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +18,7 @@
 #include "columns.h"
 #include "duckdb_api.h"
 #include "mentat/store.h"
+#include "results.h"
 #include "store_cache.h"
 #include "vectors.h"
 
@@ -26,6 +31,7 @@ struct BindData {
   std::string query;
   QueryOptions options;
   QueryColumns columns;
+  enum class Format { kTyped, kEdn, kJson } format = Format::kTyped;
 };
 
 struct ScanState {
@@ -55,11 +61,27 @@ Result<std::unique_ptr<BindData>> Bind(duckdb_bind_info info) {
   if (!has[1]) return Status::InvalidArgument("query is NULL");
 
   auto data = std::make_unique<BindData>();
+  duckdb_value format = duckdb_bind_get_named_parameter(info, "format");
+  std::string format_text;
+  bool has_format = ParameterText(format, &format_text);
+  if (format != nullptr) duckdb_destroy_value(&format);
+  if (has_format && format_text == "edn") {
+    data->format = BindData::Format::kEdn;
+  } else if (has_format && format_text == "json") {
+    data->format = BindData::Format::kJson;
+  } else if (has_format && format_text != "typed") {
+    return Status::InvalidArgument("format must be 'typed', 'edn' or 'json', got '" + format_text +
+                                   "'");
+  }
   MENTAT_ASSIGN_OR_RETURN(data->store,
                           StoreCache::Global().Get(path, StoreCache::Mode::kMustExist));
   data->query = query;
   if (has[2] && !IsEmptyOptions(json)) {
     MENTAT_ASSIGN_OR_RETURN(data->options, options_from_json(query, json));
+  }
+  if (data->format != BindData::Format::kTyped) {
+    data->columns.columns = {Column{"result", ColumnType::kVarchar}};
+    return data;
   }
   std::vector<edn::Value> inputs;
   for (const auto& in : data->options.inputs) {
@@ -107,6 +129,13 @@ void InitCallback(duckdb_init_info info) {
     if (!result.ok()) {
       duckdb_init_set_error(info, ErrorText(result.status()).c_str());
       return;
+    }
+    if (bind->format != BindData::Format::kTyped) {
+      edn::Value whole = result->ToEdn();
+      std::string text =
+          bind->format == BindData::Format::kEdn ? edn::Print(whole) : QueryCellJson(whole);
+      *result = QueryResult{};
+      result->rows.push_back({edn::Value::String(std::move(text))});
     }
     if (!result->rows.empty() && result->rows[0].size() != bind->columns.columns.size()) {
       duckdb_init_set_error(info,
@@ -170,6 +199,7 @@ bool RegisterEdnQ(duckdb_connection connection, std::string* error) {
   duckdb_table_function_set_name(f, "edn_q");
   duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
   for (int i = 0; i < 3; ++i) duckdb_table_function_add_parameter(f, varchar);
+  duckdb_table_function_add_named_parameter(f, "format", varchar);
   duckdb_destroy_logical_type(&varchar);
   duckdb_table_function_set_bind(f, BindCallback);
   duckdb_table_function_set_init(f, InitCallback);
