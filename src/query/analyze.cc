@@ -18,48 +18,107 @@ bool Compatible(VT a, VT b) {
 
 const char* VTName(VT t) {
   switch (t) {
-    case VT::kRef: return "ref";
-    case VT::kKeyword: return "keyword";
-    case VT::kLong: return "long";
-    case VT::kDouble: return "double";
-    case VT::kString: return "string";
-    case VT::kBoolean: return "boolean";
-    case VT::kInstant: return "instant";
-    case VT::kUuid: return "uuid";
-    case VT::kBytes: return "bytes";
-    case VT::kDynamic: return "value";
-    case VT::kNumeric: return "number";
-    case VT::kAny: return "value";
-    case VT::kTuple: return "tuple";
+    case VT::kRef:
+      return "ref";
+    case VT::kKeyword:
+      return "keyword";
+    case VT::kLong:
+      return "long";
+    case VT::kDouble:
+      return "double";
+    case VT::kString:
+      return "string";
+    case VT::kBoolean:
+      return "boolean";
+    case VT::kInstant:
+      return "instant";
+    case VT::kUuid:
+      return "uuid";
+    case VT::kBytes:
+      return "bytes";
+    case VT::kDynamic:
+      return "value";
+    case VT::kNumeric:
+      return "number";
+    case VT::kAny:
+      return "value";
+    case VT::kTuple:
+      return "tuple";
   }
   return "value";
 }
 
 std::optional<VT> NaturalType(const edn::Value& v) {
   switch (v.kind()) {
-    case edn::Kind::kInt: return VT::kLong;
-    case edn::Kind::kFloat: return VT::kDouble;
-    case edn::Kind::kString: return VT::kString;
-    case edn::Kind::kKeyword: return VT::kKeyword;
-    case edn::Kind::kBool: return VT::kBoolean;
-    case edn::Kind::kInst: return VT::kInstant;
-    case edn::Kind::kUuid: return VT::kUuid;
-    case edn::Kind::kBytes: return VT::kBytes;
+    case edn::Kind::kInt:
+      return VT::kLong;
+    case edn::Kind::kFloat:
+      return VT::kDouble;
+    case edn::Kind::kString:
+      return VT::kString;
+    case edn::Kind::kKeyword:
+      return VT::kKeyword;
+    case edn::Kind::kBool:
+      return VT::kBoolean;
+    case edn::Kind::kInst:
+      return VT::kInstant;
+    case edn::Kind::kUuid:
+      return VT::kUuid;
+    case edn::Kind::kBytes:
+      return VT::kBytes;
     case edn::Kind::kVector:
       if (v.size() == 2 && v.items()[0].is_keyword()) return VT::kRef;  // a lookup ref
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
 Expr Col(int item, const std::string& col) {
   return "\x01" + std::to_string(item) + "." + col + "\x02";
 }
+namespace {
+
+// The column name of an expression that is exactly one column token, else "".
+std::string TokenColumn(const Expr& x) {
+  if (x.size() < 4 || x.front() != '\x01' || x.back() != '\x02') return "";
+  if (x.find('\x01', 1) != std::string::npos) return "";
+  size_t dot = x.find('.');
+  return dot == std::string::npos ? "" : x.substr(dot + 1, x.size() - dot - 2);
+}
+
+bool HasAffinity(const std::string& col) {
+  return col == "e" || col == "a" || col == "tx" || col == "rtx" || col == "id" || col == "rowid" ||
+         col == "text";
+}
+
+}  // namespace
+
+Expr EqCond(const Expr& a, const Expr& b) {
+  // `v` has no affinity; comparing it with an INTEGER (or TEXT) column applies that
+  // affinity to v, which keeps SQLite from using an index on v. The second, affinity-free
+  // form (+x) lets the index on v drive the lookup; together they keep exact typing.
+  std::string ca = TokenColumn(a), cb = TokenColumn(b);
+  if (ca == "v" && HasAffinity(cb)) return "(" + a + " = " + b + " AND " + a + " = +" + b + ")";
+  if (cb == "v" && HasAffinity(ca)) return "(" + b + " = " + a + " AND " + b + " = +" + a + ")";
+  return a + " = " + b;
+}
+
 Expr ExistsOf(int block) { return "\x03" + std::to_string(block) + "\x04"; }
 Expr GeneratorOf(int block) { return "\x05" + std::to_string(block) + "\x06"; }
 std::string IntLit(int64_t i) {
   if (i == INT64_MIN) return "(-9223372036854775807 - 1)";
   return std::to_string(i);
+}
+
+void Unit::MarkUsed(const std::string& sql) {
+  used.assign(params.size(), false);
+  for (size_t i = 0; i < sql.size(); ++i) {
+    if (sql[i] != '?') continue;
+    size_t n = 0, j = i + 1;
+    while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9') n = n * 10 + (sql[j++] - '0');
+    if (n >= 1 && n <= used.size()) used[n - 1] = true;
+  }
 }
 
 int Unit::AddParam(Param p) {
@@ -179,8 +238,10 @@ std::string Analyzer::ViewTable(const std::string& src, bool /*with_added*/) {
   auto it = env_->sources.find(src);
   ViewShape shape = it == env_->sources.end() ? ViewShape{} : it->second;
   ViewSql p;
-  if (shape.as_of) p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
-  if (shape.since) p.since = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, true, {}});
+  if (shape.as_of)
+    p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
+  if (shape.since)
+    p.since = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, true, {}});
   return CollapsedTable(shape, p);
 }
 
@@ -214,8 +275,9 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
       if (v.size() != 2 || !v.items()[0].is_keyword())
         return mismatch("an entity (id, ident or lookup ref [:attr value])");
       const Attribute* a = env_->schema->attribute(v.items()[0].str());
-      if (!a) return ClauseError(Code::kSchema, form,
-                                 "unknown attribute :" + v.items()[0].str() + " in lookup ref");
+      if (!a)
+        return ClauseError(Code::kSchema, form,
+                           "unknown attribute :" + v.items()[0].str() + " in lookup ref");
       if (a->unique == Unique::kNone)
         return ClauseError(Code::kSchema, form,
                            "lookup ref attribute :" + a->ident + " is not unique");
@@ -240,8 +302,7 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
   return unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}});
 }
 
-Result<VarBind> Analyzer::ArgBind(const Scope& s, const Term& t, VT want,
-                                  const edn::Value& form) {
+Result<VarBind> Analyzer::ArgBind(const Scope& s, const Term& t, VT want, const edn::Value& form) {
   VarBind out;
   if (t.is_var()) {
     const VarBind* b = Lookup(s, t.name);
@@ -294,8 +355,8 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
                        "tuple variable " + var + " cannot be unified here");
   if (b.constant && !e.constant) {
     // A constant meets a binding: encode it for that binding's type.
-    MENTAT_ASSIGN_OR_RETURN(Expr lit, ConstExpr(*b.constant, IsStatic(e.type) ? e.type : VT::kAny,
-                                                s->src, form));
+    MENTAT_ASSIGN_OR_RETURN(
+        Expr lit, ConstExpr(*b.constant, IsStatic(e.type) ? e.type : VT::kAny, s->src, form));
     AddWhere(s, e.sql + " = " + lit);
     return Status::OK();
   }
@@ -322,11 +383,11 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
       if (IsStatic(slot.encode) && slot.encode != b.type &&
           !(slot.encode == VT::kLong && b.type == VT::kRef))
         return ClauseError(Code::kSchema, form,
-                           "type mismatch: input " + var + " is used as a " +
-                               VTName(slot.encode) + " and as a " + VTName(b.type));
+                           "type mismatch: input " + var + " is used as a " + VTName(slot.encode) +
+                               " and as a " + VTName(b.type));
       slot.encode = b.type;
     }
-    AddWhere(s, b.sql + " = " + e.sql);
+    AddWhere(s, EqCond(b.sql, e.sql));
     if (own != s->vars.end() && IsStatic(b.type)) {
       own->second.type = b.type;
       own->second.slot = -1;
@@ -339,15 +400,15 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     Slot& slot = env_->out->slots[b.slot];
     if (IsStatic(slot.encode) && slot.encode != e.type)
       return ClauseError(Code::kSchema, form,
-                         "type mismatch: input " + var + " is used as a " +
-                             VTName(slot.encode) + " and as a " + VTName(e.type));
+                         "type mismatch: input " + var + " is used as a " + VTName(slot.encode) +
+                             " and as a " + VTName(e.type));
     slot.encode = e.type;
   }
   if (!Compatible(e.type, b.type))
     return ClauseError(Code::kSchema, form,
-                       "type mismatch: " + var + " is a " + VTName(e.type) +
-                           " elsewhere but a " + VTName(b.type) + " here");
-  if (b.sql != e.sql) AddWhere(s, b.sql + " = " + e.sql);
+                       "type mismatch: " + var + " is a " + VTName(e.type) + " elsewhere but a " +
+                           VTName(b.type) + " here");
+  if (b.sql != e.sql) AddWhere(s, EqCond(b.sql, e.sql));
   if (own != s->vars.end() && !IsStatic(e.type) && IsStatic(b.type)) {
     // A more precise type: decode with it (and keep the first producer's column).
     own->second.type = b.type;
@@ -395,8 +456,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
       if (!name.empty() && name[0] == '_' && !ns.empty()) {
         std::string fwd = ns + "/" + name.substr(1);
         attr = schema.attribute(fwd);
-        if (!attr)
-          return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
+        if (!attr) return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
         if (attr->type != ValueType::kRef)
           return ClauseError(Code::kSchema, c.form,
                              "reverse attribute :" + a.value.str() + " needs a ref attribute");
@@ -468,8 +528,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(tx.value, VT::kRef, src, c.form));
     cond(Col(id, "tx") + " = " + x);
   } else if (tx.is_var()) {
-    MENTAT_RETURN_IF_ERROR(
-        BindOrConstrain(s, tx.name, ViewColumn(id, "tx", VT::kRef), id, c.form));
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, tx.name, ViewColumn(id, "tx", VT::kRef), id, c.form));
   }
   // Added.
   if (added.is_const()) {
@@ -505,15 +564,26 @@ Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
   flatten(clauses);
   for (const Clause* c : flat) {
     switch (c->kind) {
-      case Clause::Kind::kPattern: MENTAT_RETURN_IF_ERROR(Pattern(*c, s)); break;
-      case Clause::Kind::kFn: fns.push_back(c); break;
-      case Clause::Kind::kPred: preds.push_back(c); break;
+      case Clause::Kind::kPattern:
+        MENTAT_RETURN_IF_ERROR(Pattern(*c, s));
+        break;
+      case Clause::Kind::kFn:
+        fns.push_back(c);
+        break;
+      case Clause::Kind::kPred:
+        preds.push_back(c);
+        break;
       case Clause::Kind::kRule:
       case Clause::Kind::kOr:
-      case Clause::Kind::kOrJoin: ors.push_back(c); break;
+      case Clause::Kind::kOrJoin:
+        ors.push_back(c);
+        break;
       case Clause::Kind::kNot:
-      case Clause::Kind::kNotJoin: nots.push_back(c); break;
-      case Clause::Kind::kAnd: break;
+      case Clause::Kind::kNotJoin:
+        nots.push_back(c);
+        break;
+      case Clause::Kind::kAnd:
+        break;
     }
   }
   for (;;) {

@@ -30,6 +30,9 @@ struct Stats {
   std::map<Entid, AttrStats> attrs;
   double total_datoms = 0;
   Entid last_tx = 0;
+  // Per source with a since view: current datoms after its since point (counted up to a
+  // cap through the datoms_tx index).
+  std::map<std::string, double> since_datoms;
 };
 
 // A rule clause compiled for semi-naive evaluation.
@@ -84,11 +87,11 @@ struct Compiled {
   std::string sql;
   // Projection.
   std::vector<ProjElem> find;
-  bool cpp_mode = false;         // aggregates, ordering and limits done in C++
-  std::vector<OutCol> row_vars;  // C++ mode: the decoded variables of each SQL row
-  std::vector<int> group_elems;  // C++ mode: find elements that group
+  bool cpp_mode = false;                    // aggregates, ordering and limits done in C++
+  std::vector<OutCol> row_vars;             // C++ mode: the decoded variables of each SQL row
+  std::vector<int> group_elems;             // C++ mode: find elements that group
   std::vector<std::pair<int, bool>> order;  // C++ mode: (find element, desc)
-  bool distinct = true;  // the SQL removes duplicate rows
+  bool distinct = true;                     // the SQL removes duplicate rows
   int limit_slot = -1, offset_slot = -1;
   std::optional<int64_t> limit, offset;
   std::vector<std::string> order_text;  // explain: the chosen join order
@@ -142,8 +145,7 @@ class Analyzer {
   Status BindOrConstrain(Scope* s, const std::string& var, VarBind b, int item,
                          const edn::Value& form);
   // Encodes a constant for a place of type `t` (kAny: natural encoding).
-  Result<Expr> ConstExpr(const edn::Value& v, VT t, const std::string& src,
-                         const edn::Value& form);
+  Result<Expr> ConstExpr(const edn::Value& v, VT t, const std::string& src, const edn::Value& form);
   // The binding of an argument term (a bound variable or a constant), encoded for a
   // place of type `want` (kAny: as it is).
   Result<VarBind> ArgBind(const Scope& s, const Term& t, VT want, const edn::Value& form);
@@ -155,11 +157,9 @@ class Analyzer {
   AnalyzeEnv* env() { return env_; }
   int NewItem(Item::Kind kind, const edn::Value& form, Scope* s);
   // A pattern item reading the view of `src` (no conditions yet).
-  int ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form,
-               Scope* s);
+  int ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form, Scope* s);
   // An item reading relation `rel` (mentat_rel), binding `vars` to its columns.
-  Status RelItem(int rel, const std::vector<std::string>& vars, const edn::Value& form,
-                 Scope* s);
+  Status RelItem(int rel, const std::vector<std::string>& vars, const edn::Value& form, Scope* s);
   int NewBlock(bool correlated);
   void AddWhere(Scope* s, Expr e) { unit_->blocks[s->block].where.push_back(std::move(e)); }
 
@@ -190,6 +190,7 @@ class Analyzer {
   Status RecursiveRuleCall(const Clause& c, Scope* s);
   Status OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join);
   int ArmCount(int block) const;
+
  public:
   // Copies a finished scope's providers into its block (for the planner).
   void FinishBlock(const Scope& sub);
@@ -223,15 +224,15 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
               const std::map<std::string, ViewShape>& shapes,
               const std::map<std::string, DbView>& views, const std::vector<RelSpec>& rels,
               bool use_planner);
-// Reads attr_stats and meta.
-Result<Stats> ReadStats(storage::Connection* conn);
+// Reads attr_stats and meta, and probes the size of since windows.
+Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views);
 
 // ---- sql.cc ----
 // The SQL text of block `block` with the given SELECT list builder.
 struct SelectSpec {
   std::vector<Expr> columns;
   bool distinct = false;
-  std::string tail;  // GROUP BY / ORDER BY / LIMIT text after the arms (may use c0..)
+  std::string tail;           // GROUP BY / ORDER BY / LIMIT text after the arms (may use c0..)
   std::string group_by_cols;  // when set: SELECT <this> FROM (arms) <tail>
 };
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin);

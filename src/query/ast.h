@@ -79,11 +79,11 @@ struct InSpec {
 struct FindElem {
   enum class Kind : uint8_t { kVar, kAgg, kPull, kThe };
   Kind kind = Kind::kVar;
-  std::string var;        // the variable (aggregated, pulled or plain)
-  std::string fn;         // aggregate name
+  std::string var;         // the variable (aggregated, pulled or plain)
+  std::string fn;          // aggregate name
   std::vector<Term> args;  // aggregate arguments as written (e.g. 3 ?x for (max 3 ?x))
-  std::string src = "$";  // pull source
-  edn::Value pattern;     // pull pattern (constant), or nil when pattern_var is set
+  std::string src = "$";   // pull source
+  edn::Value pattern;      // pull pattern (constant), or nil when pattern_var is set
   std::string pattern_var;
   edn::Value form;
 };

@@ -143,10 +143,11 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
     arms += ArmCount(block);
     for (const auto& v : unbound)
       if (!subs.back().vars.count(v))
-        return ClauseError(Code::kInvalidArgument, c.form,
-                           (c.fn.empty() ? "insufficient binding: an or branch does not bind "
-                                        : "insufficient binding: rule " + c.fn + " does not bind ") +
-                               v);
+        return ClauseError(
+            Code::kInvalidArgument, c.form,
+            (c.fn.empty() ? "insufficient binding: an or branch does not bind "
+                          : "insufficient binding: rule " + c.fn + " does not bind ") +
+                v);
   }
   // Branch types must agree for each new variable.
   std::vector<VT> types(unbound.size());
@@ -217,10 +218,11 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
     for (const auto& v : join) {
       const VarBind* vb = Lookup(sub, v);
       if (!vb)
-        return ClauseError(Code::kInvalidArgument, c.form,
-                           (c.fn.empty() ? "insufficient binding: an or branch does not bind "
-                                        : "insufficient binding: rule " + c.fn + " does not bind ") +
-                               v);
+        return ClauseError(
+            Code::kInvalidArgument, c.form,
+            (c.fn.empty() ? "insufficient binding: an or branch does not bind "
+                          : "insufficient binding: rule " + c.fn + " does not bind ") +
+                v);
       if (vb->type == VT::kTuple)
         return ClauseError(Code::kInvalidArgument, c.form,
                            "tuple variable " + v + " cannot leave an or");
@@ -246,9 +248,9 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
       const VarBind* vb = Lookup(subs[b], join[i]);
       blk.outputs.push_back({"j" + std::to_string(i), vb->sql});
       if (types[i] == VT::kDynamic)
-        blk.outputs.push_back({"j" + std::to_string(i) + "a",
-                               vb->type == VT::kDynamic ? vb->attr
-                                                        : IntLit(TypeCode(ToValueType(vb->type)))});
+        blk.outputs.push_back(
+            {"j" + std::to_string(i) + "a",
+             vb->type == VT::kDynamic ? vb->attr : IntLit(TypeCode(ToValueType(vb->type)))});
     }
     table += (b ? " UNION " : "") + GeneratorOf(subs[b].block);
   }
@@ -316,7 +318,8 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
       auto ren = [&](std::string& v) {
         if (v.empty() || v[0] != '?') return;
         auto r = rename.find(v);
-        if (r == rename.end()) r = rename.emplace(v, "?__r" + std::to_string(tag) + "_" + v.substr(1)).first;
+        if (r == rename.end())
+          r = rename.emplace(v, "?__r" + std::to_string(tag) + "_" + v.substr(1)).first;
         v = r->second;
       };
       for (Term& t : c.places)
@@ -381,7 +384,8 @@ Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
   for (size_t i = 0; i < c.args.size(); ++i) {
     if (!c.args[i].is_const()) continue;
     VT t = env_->out->rule_rels[rr].types[i];
-    MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(c.args[i].value, IsStatic(t) ? t : VT::kAny, src, c.form));
+    MENTAT_ASSIGN_OR_RETURN(Expr x,
+                            ConstExpr(c.args[i].value, IsStatic(t) ? t : VT::kAny, src, c.form));
     unit_->items[id].conds.push_back(Col(id, "c" + std::to_string(i)) + " = " + x);
   }
   return Status::OK();

@@ -9,9 +9,9 @@ namespace mentat::query {
 namespace {
 
 const std::set<std::string> kSqlAggs = {"count", "count-distinct", "sum", "avg", "min", "max"};
-const std::set<std::string> kAggs = {"count",  "count-distinct", "sum",      "avg",
-                                     "min",    "max",            "median",   "variance",
-                                     "stddev", "distinct",       "sample",   "rand"};
+const std::set<std::string> kAggs = {
+    "count",  "count-distinct", "sum",    "avg",      "min",    "max",
+    "median", "variance",       "stddev", "distinct", "sample", "rand"};
 
 // True unless every row of block 0 is provably unique over `projected` (so SELECT
 // DISTINCT can be skipped): each pattern's datom key [e a v] is projected or functionally
@@ -55,8 +55,7 @@ bool NeedsDistinct(const Unit& u, const AnalyzeEnv& env, std::set<std::string> f
       continue;
     }
     const Attribute* a = p.attr >= 0 ? env.schema->attribute(p.attr) : nullptr;
-    bool e_ok = in(p.e, p.e_var) ||
-                (a && a->unique != Unique::kNone && in(p.v, p.v_var));
+    bool e_ok = in(p.e, p.e_var) || (a && a->unique != Unique::kNone && in(p.v, p.v_var));
     bool a_ok = p.attr >= 0 || in(p.a, p.a_var);
     bool v_ok = in(p.v, p.v_var) || (p.v == PlanInfo::Pos::kFree && a && !a->many && e_ok);
     if (!e_ok || !a_ok || !v_ok) return true;
@@ -96,8 +95,7 @@ struct Projector {
     if (it != var_cols.end()) return it->second;
     const VarBind* b = a.Lookup(top, var);
     if (!b)
-      return ClauseError(Code::kInvalidArgument, form,
-                         "unbound variable " + var + " in " + where);
+      return ClauseError(Code::kInvalidArgument, form, "unbound variable " + var + " in " + where);
     OutCol oc = AddBind(*b);
     var_cols[var] = oc;
     return oc;
@@ -159,7 +157,8 @@ Status Inputs(const ParsedQuery& q, Analyzer& a, Analyzer::Scope* top, AnalyzeEn
                              "no database given for source " + in.name);
         break;
       case InSpec::Kind::kRules:
-      case InSpec::Kind::kBlank: break;
+      case InSpec::Kind::kBlank:
+        break;
       case InSpec::Kind::kScalar:
       case InSpec::Kind::kTuple: {
         std::vector<std::string> vars =
@@ -195,7 +194,8 @@ Status Inputs(const ParsedQuery& q, Analyzer& a, Analyzer::Scope* top, AnalyzeEn
         spec.coll = in.kind == InSpec::Kind::kColl;
         spec.arity = static_cast<int>(in.vars.size());
         if (spec.arity > 32)
-          return ClauseError(Code::kUnsupported, in.form, "relation inputs have at most 32 columns");
+          return ClauseError(Code::kUnsupported, in.form,
+                             "relation inputs have at most 32 columns");
         spec.size_hint = input < static_cast<int>(input_sizes.size())
                              ? static_cast<double>(input_sizes[input])
                              : 100;
@@ -249,8 +249,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     if (!kAggs.count(f.fn))
       return ClauseError(Code::kInvalidArgument, f.form, "unknown aggregate " + f.fn);
     bool nform = f.args.size() == 2;
-    if (f.args.size() > 2 || (nform && !(f.fn == "min" || f.fn == "max" || f.fn == "sample" ||
-                                         f.fn == "rand")))
+    if (f.args.size() > 2 ||
+        (nform && !(f.fn == "min" || f.fn == "max" || f.fn == "sample" || f.fn == "rand")))
       return ClauseError(Code::kInvalidArgument, f.form,
                          "wrong number of arguments to aggregate " + f.fn);
     if ((f.fn == "sample" || f.fn == "rand") && !nform && f.fn == "sample")
@@ -264,8 +264,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     if (!b)
       return ClauseError(Code::kInvalidArgument, f.form, "unbound variable " + f.var + " in :find");
     bool sqlable = kSqlAggs.count(f.fn) && !nform && b->type != VT::kTuple;
-    if ((f.fn == "sum" || f.fn == "avg") &&
-        !(b->type == VT::kLong || b->type == VT::kDouble))
+    if ((f.fn == "sum" || f.fn == "avg") && !(b->type == VT::kLong || b->type == VT::kDouble))
       sqlable = false;
     if ((f.fn == "min" || f.fn == "max") && (!IsStatic(b->type) || b->type == VT::kBoolean))
       sqlable = false;
@@ -278,8 +277,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     cpp = true;
   }
   // Limit and offset from inputs.
-  for (auto [var, slot] : {std::pair{q.limit_var, &out->limit_slot},
-                           std::pair{q.offset_var, &out->offset_slot}}) {
+  for (auto [var, slot] :
+       {std::pair{q.limit_var, &out->limit_slot}, std::pair{q.offset_var, &out->offset_slot}}) {
     if (var.empty()) continue;
     auto it = out->input_var_slot.find(var);
     if (it == out->input_var_slot.end())
@@ -339,20 +338,32 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
   }
   out->distinct = NeedsDistinct(out->main, *env, projected);
-  bool single = q.find_kind == ParsedQuery::FindKind::kScalar ||
-                q.find_kind == ParsedQuery::FindKind::kTuple;
+  bool single =
+      q.find_kind == ParsedQuery::FindKind::kScalar || q.find_kind == ParsedQuery::FindKind::kTuple;
   auto limit_sql = [&](bool force_one) {
     std::string s;
     if (out->limit || out->limit_slot >= 0 || force_one) {
-      std::string n = out->limit ? std::to_string(*out->limit)
-                                 : (out->limit_slot >= 0 ? "?" + std::to_string(out->main.AddParam(Param{Param::Kind::kInput, {}, out->limit_slot, VT::kLong, "$", false, {}})) : "1");
+      std::string n =
+          out->limit ? std::to_string(*out->limit)
+                     : (out->limit_slot >= 0
+                            ? "?" + std::to_string(out->main.AddParam(Param{Param::Kind::kInput,
+                                                                            {},
+                                                                            out->limit_slot,
+                                                                            VT::kLong,
+                                                                            "$",
+                                                                            false,
+                                                                            {}}))
+                            : "1");
       s += " LIMIT " + n;
     } else if (out->offset || out->offset_slot >= 0) {
       s += " LIMIT -1";
     }
     if (out->offset || out->offset_slot >= 0) {
-      std::string n = out->offset ? std::to_string(*out->offset)
-                                  : "?" + std::to_string(out->main.AddParam(Param{Param::Kind::kInput, {}, out->offset_slot, VT::kLong, "$", false, {}}));
+      std::string n =
+          out->offset
+              ? std::to_string(*out->offset)
+              : "?" + std::to_string(out->main.AddParam(Param{
+                          Param::Kind::kInput, {}, out->offset_slot, VT::kLong, "$", false, {}}));
       s += " OFFSET " + n;
     }
     return s;
@@ -407,8 +418,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     pe.out = OutCol();
     pe.out.col = static_cast<int>(outer.size());
     pe.out.type = (pe.fn == "count" || pe.fn == "count-distinct") ? VT::kLong
-                  : pe.fn == "avg"                                 ? VT::kDouble
-                                                                   : t;
+                  : pe.fn == "avg"                                ? VT::kDouble
+                                                                  : t;
     outer.push_back(e);
   }
   std::string list;
@@ -438,6 +449,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
     MENTAT_ASSIGN_OR_RETURN(bool changed, SettleRuleTypes(&env));
     if (changed && round < 4) continue;
     out->sql = std::move(sql);
+    out->main.MarkUsed(out->sql);
     MENTAT_RETURN_IF_ERROR(BuildStrata(out.get()));
     for (RuleClauseUnit& cu : out->rule_units) {
       int stratum = out->rule_rels[cu.head_rel].stratum;
@@ -452,6 +464,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
       for (const auto& [name, e] : cu.unit.blocks[0].outputs) spec.columns.push_back(e);
       spec.distinct = true;
       cu.sql = EmitSelect(cu.unit, 0, spec, env.use_planner);
+      cu.unit.MarkUsed(cu.sql);
     }
     out->order_text = DescribeOrder(out->main, 0);
     out->built = std::chrono::steady_clock::now();

@@ -55,6 +55,8 @@ inline int64_t TypeCode(ValueType t) { return -1 - static_cast<int64_t>(t); }
 
 Expr Col(int item, const std::string& col);
 Expr ExistsOf(int block);
+// "a = b", written so that SQLite can use an index on either side (see analyze.cc).
+Expr EqCond(const Expr& a, const Expr& b);
 Expr GeneratorOf(int block);
 // A SQL literal for an integer.
 std::string IntLit(int64_t i);
@@ -79,10 +81,10 @@ struct Param {
 };
 
 struct Variant {
-  std::string table;                        // FROM text without alias; "" for composites
-  std::vector<Expr> conds;                  // extra conditions of this variant
-  std::map<std::string, Expr> cols;         // column overrides (default: t<item>.<col>)
-  int branch = -1;                          // composite: the block spliced in
+  std::string table;                 // FROM text without alias; "" for composites
+  std::vector<Expr> conds;           // extra conditions of this variant
+  std::map<std::string, Expr> cols;  // column overrides (default: t<item>.<col>)
+  int branch = -1;                   // composite: the block spliced in
 };
 
 // What the planner needs to know about an item.
@@ -92,11 +94,11 @@ struct PlanInfo {
   std::string src = "$";
   Pos e = Pos::kFree, v = Pos::kFree, a = Pos::kFree;
   std::string e_var, v_var, a_var;
-  bool v_range = false;  // a comparison predicate constrains v
-  double fixed_rows = -1;  // non-pattern items: the estimate (rows), < 0 if not set
-  std::vector<std::string> binds;     // variables the item binds
+  bool v_range = false;            // a comparison predicate constrains v
+  double fixed_rows = -1;          // non-pattern items: the estimate (rows), < 0 if not set
+  std::vector<std::string> binds;  // variables the item binds
   std::vector<std::string> needs;  // variables that must be bound before it
-  std::vector<int> after;             // items that must come before it
+  std::vector<int> after;          // items that must come before it
 };
 
 struct Item {
@@ -134,8 +136,8 @@ struct Block {
 struct VarBind {
   Expr sql;
   VT type = VT::kAny;
-  Expr attr;      // kDynamic: the attribute id
-  int slot = -1;  // kAny from an input: its slot in Plan::slots
+  Expr attr;                           // kDynamic: the attribute id
+  int slot = -1;                       // kAny from an input: its slot in Plan::slots
   std::optional<edn::Value> constant;  // a compile-time constant (ground, query text)
   std::vector<VarBind> parts;          // kTuple
   std::set<int> deps;                  // items referenced by sql/attr
@@ -146,7 +148,9 @@ struct Unit {
   std::vector<Item> items;
   std::vector<Block> blocks;  // block 0 is the top
   std::vector<Param> params;  // ?1 is params[0]
-  int AddParam(Param p);      // returns N for "?N"
+  std::vector<bool> used;     // params that the final SQL text refers to (MarkUsed)
+  void MarkUsed(const std::string& sql);
+  int AddParam(Param p);  // returns N for "?N"
   std::string ParamRef(Param p) { return "?" + std::to_string(AddParam(std::move(p))); }
 };
 
@@ -168,10 +172,10 @@ struct RelSpec {
   Kind kind = Kind::kInput;
   int input = -1;  // kInput
   bool coll = false;
-  std::vector<int> slots;          // kInput, kConst: the slot of each column
+  std::vector<int> slots;              // kInput, kConst: the slot of each column
   std::vector<edn::Value> const_rows;  // kConst: rows (vectors), encoded at run time
-  int rule_rel = -1;  // kRule: index in Compiled::rule_rels
-  bool negated = false;  // kRule: read under not (stratification)
+  int rule_rel = -1;                   // kRule: index in Compiled::rule_rels
+  bool negated = false;                // kRule: read under not (stratification)
   int arity = 1;
   double size_hint = 100;
 };

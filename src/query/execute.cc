@@ -7,14 +7,11 @@ using schema::DbVal;
 
 namespace {
 
-int Progress(void* arg) {
-  return static_cast<const Interrupter*>(arg)->Fired() ? 1 : 0;
-}
+int Progress(void* arg) { return static_cast<const Interrupter*>(arg)->Fired() ? 1 : 0; }
 
 }  // namespace
 
-Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_ms)
-    : ctx_(ctx) {
+Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_ms) : ctx_(ctx) {
   if (timeout_ms) {
     timeout_ms_ = *timeout_ms;
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(*timeout_ms);
@@ -29,19 +26,17 @@ Interrupter::~Interrupter() {
 }
 
 bool Interrupter::Fired() const {
-  if (ctx_.interrupt_gen &&
-      ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
+  if (ctx_.interrupt_gen && ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
     return true;
   return deadline_ && std::chrono::steady_clock::now() > *deadline_;
 }
 
 Status Interrupter::Check() const {
   if (!Fired()) return Status::OK();
-  if (ctx_.interrupt_gen &&
-      ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
+  if (ctx_.interrupt_gen && ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
     return Status::Interrupted("interrupted");
-  return Status::Interrupted("interrupted: query timed out after " +
-                             std::to_string(timeout_ms_) + " ms");
+  return Status::Interrupted("interrupted: query timed out after " + std::to_string(timeout_ms_) +
+                             " ms");
 }
 
 Status Interrupter::Translate(Status st) const {
@@ -77,7 +72,7 @@ VT Execution::SlotType(int slot) const {
 }
 
 Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
-                                                        const std::string& src) {
+                                                         const std::string& src) {
   const Attribute* a = ctx_.schema->attribute(ref.items()[0].str());
   if (!a) return Status::Schema("unknown attribute :" + ref.items()[0].str() + " in lookup ref");
   if (a->unique == Unique::kNone)
@@ -101,7 +96,7 @@ Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
 }
 
 Result<std::optional<DbVal>> Execution::Encode(const edn::Value& v, VT t, const std::string& src,
-                                              const std::string& what) {
+                                               const std::string& what) {
   auto nt = NaturalType(v);
   if (t == VT::kRef || (!IsStatic(t) && nt == VT::kRef)) {
     if (v.is_int()) return std::optional<DbVal>(DbVal::Int(v.as_int()));
@@ -189,20 +184,24 @@ Status Execution::Prepare() {
     rule_full_[r] = std::make_unique<Relation>(c_.rule_rels[r].arity);
   main_rels_.assign(c_.rels.size(), nullptr);
   for (size_t r = 0; r < c_.rels.size(); ++r)
-    main_rels_[r] = c_.rels[r].kind == RelSpec::Kind::kRule
-                        ? rule_full_[c_.rels[r].rule_rel].get()
-                        : input_rels_[r].get();
+    main_rels_[r] = c_.rels[r].kind == RelSpec::Kind::kRule ? rule_full_[c_.rels[r].rule_rel].get()
+                                                            : input_rels_[r].get();
   return Status::OK();
 }
 
 Status Execution::Bind(storage::Statement& st, const Unit& unit,
                        const std::vector<const Relation*>& rels) {
   for (size_t i = 0; i < unit.params.size(); ++i) {
+    if (i < unit.used.size() && !unit.used[i]) continue;
     const Param& p = unit.params[i];
     int n = static_cast<int>(i) + 1;
     switch (p.kind) {
-      case Param::Kind::kValue: schema::Bind(st, n, p.value); break;
-      case Param::Kind::kNull: st.BindNull(n); break;
+      case Param::Kind::kValue:
+        schema::Bind(st, n, p.value);
+        break;
+      case Param::Kind::kNull:
+        st.BindNull(n);
+        break;
       case Param::Kind::kViewTx: {
         const DbView& v = View(p.source);
         auto t = p.since ? v.since : v.as_of;
@@ -276,10 +275,14 @@ edn::Value Execution::Decode(const storage::Statement& st, const OutCol& oc) con
     return schema::Decode(schema::Column(st, oc.col), ToValueType(t));
   }
   switch (ct) {
-    case SQLITE_INTEGER: return edn::Value::Int(st.ColumnInt(oc.col));
-    case SQLITE_FLOAT: return edn::Value::Float(st.ColumnDouble(oc.col));
-    case SQLITE_TEXT: return edn::Value::String(std::string(st.ColumnText(oc.col)));
-    default: return edn::Value::Bytes(std::string(st.ColumnBlob(oc.col)));
+    case SQLITE_INTEGER:
+      return edn::Value::Int(st.ColumnInt(oc.col));
+    case SQLITE_FLOAT:
+      return edn::Value::Float(st.ColumnDouble(oc.col));
+    case SQLITE_TEXT:
+      return edn::Value::String(std::string(st.ColumnText(oc.col)));
+    default:
+      return edn::Value::Bytes(std::string(st.ColumnBlob(oc.col)));
   }
 }
 

@@ -52,7 +52,8 @@ Status Execution::EvalRules() {
             auto step = stmt->Step();
             if (!step.ok()) return intr_.Translate(step.status());
             if (!*step) break;
-            for (size_t k = 0; k < row.size(); ++k) row[k] = schema::Column(*stmt, static_cast<int>(k));
+            for (size_t k = 0; k < row.size(); ++k)
+              row[k] = schema::Column(*stmt, static_cast<int>(k));
             if (!full->Contains(row.data())) out->Insert(row.data());
             if ((++n & 4095) == 0) MENTAT_RETURN_IF_ERROR(intr_.Check());
           }

@@ -20,26 +20,31 @@ std::string BaseName(const std::string& fn) {
 }
 
 bool IsNumericType(VT t) {
-  return t == VT::kLong || t == VT::kDouble || t == VT::kNumeric || t == VT::kRef ||
-         !IsStatic(t);
+  return t == VT::kLong || t == VT::kDouble || t == VT::kNumeric || t == VT::kRef || !IsStatic(t);
 }
 
 bool IsComparison(const std::string& f) {
-  return f == "=" || f == "==" || f == "!=" || f == "not=" || f == "<" || f == "<=" ||
-         f == ">" || f == ">=";
+  return f == "=" || f == "==" || f == "!=" || f == "not=" || f == "<" || f == "<=" || f == ">" ||
+         f == ">=";
 }
 
 // SQL text of `b` as a Clojure `str` would print it.
 std::string StrOf(const VarBind& b) {
   switch (b.type) {
     case VT::kString:
-    case VT::kKeyword: return b.sql;
+    case VT::kKeyword:
+      return b.sql;
     case VT::kLong:
-    case VT::kRef: return "CAST(" + b.sql + " AS TEXT)";
-    case VT::kBoolean: return "(CASE WHEN " + b.sql + " THEN 'true' ELSE 'false' END)";
-    case VT::kInstant: return "mentat_fmt_inst(" + b.sql + ")";
-    case VT::kUuid: return "mentat_fmt_uuid(" + b.sql + ")";
-    default: return "mentat_str(" + b.sql + ")";
+    case VT::kRef:
+      return "CAST(" + b.sql + " AS TEXT)";
+    case VT::kBoolean:
+      return "(CASE WHEN " + b.sql + " THEN 'true' ELSE 'false' END)";
+    case VT::kInstant:
+      return "mentat_fmt_inst(" + b.sql + ")";
+    case VT::kUuid:
+      return "mentat_fmt_uuid(" + b.sql + ")";
+    default:
+      return "mentat_str(" + b.sql + ")";
   }
 }
 
@@ -65,7 +70,8 @@ Status Analyzer::BindResult(const Clause& c, Scope* s, const BindingForm& b,
     return Status::OK();
   };
   switch (b.kind) {
-    case BindingForm::Kind::kBlank: return Status::OK();
+    case BindingForm::Kind::kBlank:
+      return Status::OK();
     case BindingForm::Kind::kScalar:
       if (vals.size() != 1) {
         VarBind t;
@@ -155,13 +161,13 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
   const size_t n = c.args.size();
   auto arity = [&](size_t lo, size_t hi) -> Status {
     if (n < lo || n > hi) {
-      std::string want = lo == hi ? std::to_string(lo)
-                                  : (hi == SIZE_MAX ? "at least " + std::to_string(lo)
-                                                    : std::to_string(lo) + " to " +
-                                                          std::to_string(hi));
+      std::string want = lo == hi
+                             ? std::to_string(lo)
+                             : (hi == SIZE_MAX ? "at least " + std::to_string(lo)
+                                               : std::to_string(lo) + " to " + std::to_string(hi));
       return ClauseError(Code::kInvalidArgument, c.form,
-                         "wrong number of arguments to " + c.fn + ": expected " + want +
-                             ", got " + std::to_string(n));
+                         "wrong number of arguments to " + c.fn + ": expected " + want + ", got " +
+                             std::to_string(n));
     }
     return Status::OK();
   };
@@ -212,8 +218,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     for (const auto& x : xs)
       if (!IsNumericType(x.type))
         return ClauseError(Code::kSchema, c.form,
-                           "type mismatch: " + c.fn + " expects numbers, got a " +
-                               VTName(x.type));
+                           "type mismatch: " + c.fn + " expects numbers, got a " + VTName(x.type));
     return Status::OK();
   };
   auto num_type = [](const std::vector<VarBind>& xs) {
@@ -233,9 +238,9 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       bool num_a = a == VT::kLong || a == VT::kDouble || a == VT::kRef;
       bool num_b = b == VT::kLong || b == VT::kDouble || b == VT::kRef;
       if (IsStatic(a) && IsStatic(b) && a != b && !(num_a && num_b))
-        return ClauseError(Code::kSchema, c.form,
-                           std::string("type mismatch: cannot compare a ") + VTName(a) +
-                               " with a " + VTName(b));
+        return ClauseError(
+            Code::kSchema, c.form,
+            std::string("type mismatch: cannot compare a ") + VTName(a) + " with a " + VTName(b));
     }
     std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
     std::string sql;
@@ -274,8 +279,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     for (const auto& x : xs)
       if (IsStatic(x.type) && x.type != VT::kString && x.type != VT::kKeyword)
         return ClauseError(Code::kSchema, c.form,
-                           "type mismatch: " + c.fn + " expects strings, got a " +
-                               VTName(x.type));
+                           "type mismatch: " + c.fn + " expects strings, got a " + VTName(x.type));
     const std::string &a = xs[0].sql, &b = xs[1].sql;
     std::string sql = fn == "starts-with?" ? "substr(" + a + ", 1, length(" + b + ")) = " + b
                       : fn == "ends-with?"
@@ -301,8 +305,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     return fv;
   }
   if (fn == "+" || fn == "*" || fn == "-" || fn == "/" || fn == "quot" || fn == "rem" ||
-      fn == "mod" || fn == "inc" || fn == "dec" || fn == "max" || fn == "min" ||
-      fn == "abs") {
+      fn == "mod" || fn == "inc" || fn == "dec" || fn == "max" || fn == "min" || fn == "abs") {
     if (fn == "inc" || fn == "dec" || fn == "abs") {
       MENTAT_RETURN_IF_ERROR(arity(1, 1));
     } else if (fn == "quot" || fn == "rem" || fn == "mod") {
@@ -340,8 +343,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     if (fn == "quot") return result(xs[0].sql + " / " + xs[1].sql, t, xs, true);
     if (fn == "rem") return result(xs[0].sql + " % " + xs[1].sql, t, xs, true);
     if (fn == "mod")
-      return result("((" + xs[0].sql + " % " + xs[1].sql + ") + " + xs[1].sql + ") % " +
-                        xs[1].sql,
+      return result("((" + xs[0].sql + " % " + xs[1].sql + ") + " + xs[1].sql + ") % " + xs[1].sql,
                     t, xs, true);
     if (fn == "inc") return result(xs[0].sql + " + 1", t, xs, true);
     if (fn == "dec") return result(xs[0].sql + " - 1", t, xs, true);
@@ -408,7 +410,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     fv.values = xs[0].parts;
     return fv;
   }
-  static const char* const kSpecial[] = {"get-else", "get-some", "ground", "fulltext",
+  static const char* const kSpecial[] = {"get-else", "get-some", "ground",  "fulltext",
                                          "tx-ids",   "tx-data",  "missing?"};
   for (const char* sp : kSpecial)
     if (fn == sp)

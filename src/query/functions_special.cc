@@ -78,9 +78,9 @@ Status Analyzer::ConstRelation(const Clause& c, Scope* s, const edn::Value& valu
 
 Status Analyzer::Ground(const Clause& c, Scope* s) {
   if (c.args.size() != 1)
-    return ClauseError(Code::kInvalidArgument, c.form,
-                       "wrong number of arguments to ground: expected 1, got " +
-                           std::to_string(c.args.size()));
+    return ClauseError(
+        Code::kInvalidArgument, c.form,
+        "wrong number of arguments to ground: expected 1, got " + std::to_string(c.args.size()));
   const Term& arg = c.args[0];
   edn::Value value;
   if (arg.is_const()) {
@@ -175,8 +175,8 @@ Status Analyzer::TxData(const Clause& c, Scope* s) {
     Item& item = unit_->items[id];
     item.variants.push_back(Variant{"datoms", {t + ".tx = " + tx.sql}, {{"added", "1"}}, -1});
     item.variants.push_back(Variant{"history", {t + ".tx = " + tx.sql}, {{"added", "1"}}, -1});
-    item.variants.push_back(Variant{
-        "history", {t + ".rtx = " + tx.sql}, {{"added", "0"}, {"tx", t + ".rtx"}}, -1});
+    item.variants.push_back(
+        Variant{"history", {t + ".rtx = " + tx.sql}, {{"added", "0"}, {"tx", t + ".rtx"}}, -1});
     item.plan.fixed_rows = 20;
     for (const auto& v : b.vars)
       if (v != "_") item.plan.binds.push_back(v);
@@ -201,17 +201,18 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
     return ClauseError(Code::kInvalidArgument, c.form,
                        "fulltext binds a relation [[?e ?value ?tx ?score]]");
   const Attribute* attr = env_->schema->attribute(c.args[1].value.str());
-  if (!attr) return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[1].value.str());
+  if (!attr)
+    return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[1].value.str());
   if (!attr->fulltext)
-    return ClauseError(Code::kSchema, c.form,
-                       "attribute :" + attr->ident + " is not :db/fulltext");
+    return ClauseError(Code::kSchema, c.form, "attribute :" + attr->ident + " is not :db/fulltext");
   std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
   MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
   MENTAT_ASSIGN_OR_RETURN(VarBind q, ArgBind(*s, c.args[2], VT::kString, c.form));
   int f = NewItem(Item::Kind::kFts, c.form, s);
   {
     Item& item = unit_->items[f];
-    item.variants.push_back(Variant{"fulltext", {"t" + std::to_string(f) + ".fulltext MATCH " + q.sql}, {}, -1});
+    item.variants.push_back(
+        Variant{"fulltext", {"t" + std::to_string(f) + ".fulltext MATCH " + q.sql}, {}, -1});
     item.plan.fixed_rows = 50;
     if (c.args[2].is_var()) item.plan.needs.push_back(c.args[2].name);
   }
@@ -229,7 +230,7 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
     Item& item = unit_->items[p];
     item.conds.push_back(Col(p, "e") + " = " + Col(d, "e"));
     item.conds.push_back(Col(p, "a") + " = " + IntLit(attr->id));
-    item.conds.push_back(Col(p, "v") + " = " + Col(d, "text"));
+    item.conds.push_back(EqCond(Col(p, "v"), Col(d, "text")));
     item.plan.fixed_rows = 1;
     item.plan.after.push_back(d);
   }
@@ -239,9 +240,18 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
     VarBind x;
     int item = -1;
     switch (i) {
-      case 0: x = ViewColumn(d, "e", VT::kRef); item = d; break;
-      case 1: x = ViewColumn(d, "text", VT::kString); item = d; break;
-      case 2: x = ViewColumn(p, "tx", VT::kRef); item = p; break;
+      case 0:
+        x = ViewColumn(d, "e", VT::kRef);
+        item = d;
+        break;
+      case 1:
+        x = ViewColumn(d, "text", VT::kString);
+        item = d;
+        break;
+      case 2:
+        x = ViewColumn(p, "tx", VT::kRef);
+        item = p;
+        break;
       default:
         x = ViewColumn(f, "rowid", VT::kDouble);
         x.sql = "(-bm25(" + Col(f, "fulltext") + "))";
@@ -270,9 +280,9 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
     if (!a)
       return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[2].value.str());
     if (a->many)
-      return ClauseError(Code::kSchema, c.form,
-                         "get-else needs a cardinality-one attribute, :" + a->ident +
-                             " is cardinality many");
+      return ClauseError(
+          Code::kSchema, c.form,
+          "get-else needs a cardinality-one attribute, :" + a->ident + " is cardinality many");
     if (c.args[3].is_const() && c.args[3].value.is_nil())
       return ClauseError(Code::kInvalidArgument, c.form, "get-else default cannot be nil");
     std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
@@ -308,9 +318,9 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       if (!a)
         return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[i].value.str());
       if (a->many)
-        return ClauseError(Code::kSchema, c.form,
-                           "get-some needs cardinality-one attributes, :" + a->ident +
-                               " is cardinality many");
+        return ClauseError(
+            Code::kSchema, c.form,
+            "get-some needs cardinality-one attributes, :" + a->ident + " is cardinality many");
       VT t = FromValueType(a->type);
       if (common && *common != t) same = false;
       common = t;
@@ -324,8 +334,8 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
     attr.type = VT::kRef;
     attr.deps = e.deps;
     VarBind val;
-    val.sql = "(SELECT v FROM " + view + " WHERE e = " + e.sql + " AND a = " + attr.sql +
-              " LIMIT 1)";
+    val.sql =
+        "(SELECT v FROM " + view + " WHERE e = " + e.sql + " AND a = " + attr.sql + " LIMIT 1)";
     val.type = same ? *common : VT::kDynamic;
     if (!same) val.attr = attr.sql;
     val.deps = e.deps;

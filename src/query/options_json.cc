@@ -24,14 +24,17 @@ Status Bad(const std::string& msg) { return Status::InvalidArgument("options: " 
 
 Result<edn::Value> ToEdn(const json& j, const std::string& where) {
   switch (j.type()) {
-    case json::value_t::boolean: return edn::Value::Bool(j.get<bool>());
-    case json::value_t::number_integer: return edn::Value::Int(j.get<int64_t>());
+    case json::value_t::boolean:
+      return edn::Value::Bool(j.get<bool>());
+    case json::value_t::number_integer:
+      return edn::Value::Int(j.get<int64_t>());
     case json::value_t::number_unsigned: {
       uint64_t u = j.get<uint64_t>();
       if (u > static_cast<uint64_t>(INT64_MAX)) return Bad(where + ": integer out of range");
       return edn::Value::Int(static_cast<int64_t>(u));
     }
-    case json::value_t::number_float: return edn::Value::Float(j.get<double>());
+    case json::value_t::number_float:
+      return edn::Value::Float(j.get<double>());
     case json::value_t::string: {
       const std::string& s = j.get_ref<const std::string&>();
       if (s.size() > 1 && s[0] == ':') return edn::Value::Keyword(s.substr(1));
@@ -50,8 +53,10 @@ Result<edn::Value> ToEdn(const json& j, const std::string& where) {
       }
       return edn::Value::Vector(std::move(items));
     }
-    case json::value_t::null: return Bad(where + ": null is not a value");
-    default: return Bad(where + ": objects are not values (use an array)");
+    case json::value_t::null:
+      return Bad(where + ": null is not a value");
+    default:
+      return Bad(where + ": objects are not values (use an array)");
   }
 }
 
@@ -61,8 +66,7 @@ Result<TxPoint> ToPoint(const json& j, const char* key) {
     std::string s = j.get<std::string>();
     if (s.rfind("#inst", 0) == 0) {
       auto v = edn::Read(s);
-      if (!v.ok() || !v->is_inst())
-        return Bad(std::string(key) + ": invalid instant " + s);
+      if (!v.ok() || !v->is_inst()) return Bad(std::string(key) + ": invalid instant " + s);
       return TxPoint::Instant(v->as_inst_micros());
     }
     auto t = edn::ParseInstant(s);
@@ -132,7 +136,8 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
     std::string where = "input " + std::to_string(i + 1) + " (" + edn::Print(s.form) + ")";
     using K = query::InSpec::Kind;
     switch (s.kind) {
-      case K::kSrc: return Bad(where + ": a database cannot be given in JSON");
+      case K::kSrc:
+        return Bad(where + ": a database cannot be given in JSON");
       case K::kRules: {
         if (!x.is_string()) return Bad(where + ": rules must be EDN text in a string");
         auto r = edn::Read(x.get<std::string>());
@@ -149,8 +154,7 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
       }
       case K::kTuple:
         if (!x.is_array() || x.size() != s.vars.size())
-          return Bad(where + ": expected an array of " + std::to_string(s.vars.size()) +
-                     " values");
+          return Bad(where + ": expected an array of " + std::to_string(s.vars.size()) + " values");
         [[fallthrough]];
       case K::kColl: {
         if (!x.is_array()) return Bad(where + ": expected an array");
@@ -162,8 +166,8 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
         if (!x.is_array()) return Bad(where + ": expected an array of arrays");
         for (const json& row : x)
           if (!row.is_array() || row.size() != s.vars.size())
-            return Bad(where + ": every row must be an array of " +
-                       std::to_string(s.vars.size()) + " values");
+            return Bad(where + ": every row must be an array of " + std::to_string(s.vars.size()) +
+                       " values");
         MENTAT_ASSIGN_OR_RETURN(edn::Value v, ToEdn(x, where));
         opts.inputs.emplace_back(std::move(v));
         break;

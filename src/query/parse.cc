@@ -12,9 +12,7 @@ namespace {
 using edn::Value;
 using edn::Vec;
 
-bool IsVarSym(const Value& v) {
-  return v.is_symbol() && v.str().size() > 1 && v.str()[0] == '?';
-}
+bool IsVarSym(const Value& v) { return v.is_symbol() && v.str().size() > 1 && v.str()[0] == '?'; }
 bool IsSrcSym(const Value& v) { return v.is_symbol() && !v.str().empty() && v.str()[0] == '$'; }
 bool IsBlankSym(const Value& v) { return v.is_symbol("_"); }
 
@@ -230,8 +228,7 @@ Result<FindElem> ParseFindElem(const Value& v) {
       f.src = items[1].str();
       i = 2;
     }
-    if (items.size() != i + 2 || !IsVarSym(items[i]))
-      return Err(v, "expected (pull ?e pattern)");
+    if (items.size() != i + 2 || !IsVarSym(items[i])) return Err(v, "expected (pull ?e pattern)");
     f.var = items[i].str();
     const Value& p = items[i + 1];
     if (IsVarSym(p)) {
@@ -289,8 +286,7 @@ Status ParseFind(const Value& form, const Vec& items, ParsedQuery* q) {
   }
   q->find_kind = ParsedQuery::FindKind::kRel;
   for (const Value& x : items) {
-    if (x.is_symbol(".") || x.is_symbol("..."))
-      return Err(x, "misplaced " + x.str() + " in :find");
+    if (x.is_symbol(".") || x.is_symbol("...")) return Err(x, "misplaced " + x.str() + " in :find");
     MENTAT_ASSIGN_OR_RETURN(FindElem f, ParseFindElem(x));
     q->find.push_back(std::move(f));
   }
@@ -318,10 +314,18 @@ Status ParseIn(const Vec& items, ParsedQuery* q) {
           in.kind = InSpec::Kind::kScalar;
           in.name = b.vars[0];
           break;
-        case BindingForm::Kind::kTuple: in.kind = InSpec::Kind::kTuple; break;
-        case BindingForm::Kind::kColl: in.kind = InSpec::Kind::kColl; break;
-        case BindingForm::Kind::kRel: in.kind = InSpec::Kind::kRel; break;
-        case BindingForm::Kind::kBlank: in.kind = InSpec::Kind::kBlank; break;
+        case BindingForm::Kind::kTuple:
+          in.kind = InSpec::Kind::kTuple;
+          break;
+        case BindingForm::Kind::kColl:
+          in.kind = InSpec::Kind::kColl;
+          break;
+        case BindingForm::Kind::kRel:
+          in.kind = InSpec::Kind::kRel;
+          break;
+        case BindingForm::Kind::kBlank:
+          in.kind = InSpec::Kind::kBlank;
+          break;
       }
       in.vars = b.vars;
     }
@@ -348,8 +352,7 @@ Status ParseOrder(const Vec& items, ParsedQuery* q) {
     } else if (target.is_list()) {
       for (size_t i = 0; i < q->find.size(); ++i)
         if (q->find[i].form == target) o.find_index = static_cast<int>(i);
-      if (o.find_index < 0)
-        return Err(x, ":order over an expression that is not in :find");
+      if (o.find_index < 0) return Err(x, ":order over an expression that is not in :find");
     } else {
       return Err(x, "invalid :order item (expected ?var, (asc ?var) or (desc ?var))");
     }

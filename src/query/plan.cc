@@ -26,7 +26,11 @@ struct Planner {
   // The fraction of datoms a since view keeps (1 when not a since view).
   double SinceFraction(const std::string& src) const {
     auto it = views.find(src);
-    if (it == views.end() || !it->second.since || stats.last_tx <= ids::kTxStart) return 1;
+    if (it == views.end() || !it->second.since) return 1;
+    auto probe = stats.since_datoms.find(src);
+    if (probe != stats.since_datoms.end())
+      return std::clamp(probe->second / std::max(1.0, stats.total_datoms), 0.000001, 1.0);
+    if (stats.last_tx <= ids::kTxStart) return 1;
     double txs = static_cast<double>(stats.last_tx - ids::kTxStart + 1);
     double window = static_cast<double>(stats.last_tx - *it->second.since);
     return std::clamp(window / txs, 0.0001, 1.0);
@@ -221,7 +225,7 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
   }
 }
 
-Result<Stats> ReadStats(storage::Connection* conn) {
+Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views) {
   Stats st;
   auto stmt = conn->Cached("SELECT a, datoms, distinct_values FROM attr_stats");
   if (stmt.ok()) {
@@ -237,6 +241,16 @@ Result<Stats> ReadStats(storage::Connection* conn) {
   }
   auto last = conn->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);
   if (last.ok()) st.last_tx = *last;
+  for (const auto& [src, view] : views) {
+    if (!view.since) continue;
+    // Bounded: past the cap a since view is as good as the whole attribute anyway.
+    MENTAT_ASSIGN_OR_RETURN(
+        auto probe,
+        conn->Cached("SELECT count(*) FROM (SELECT 1 FROM datoms WHERE tx > ?1 LIMIT 200000)"));
+    probe->BindInt(1, *view.since);
+    MENTAT_ASSIGN_OR_RETURN(bool row, probe->Step());
+    st.since_datoms[src] = row ? static_cast<double>(probe->ColumnInt(0)) : st.total_datoms;
+  }
   return st;
 }
 

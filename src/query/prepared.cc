@@ -60,7 +60,8 @@ Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
           return bad("a rule set (a vector of rules)");
         out.rules = &v;
         break;
-      case InSpec::Kind::kBlank: break;
+      case InSpec::Kind::kBlank:
+        break;
       case InSpec::Kind::kScalar:
         if (in.db || v.is_nil()) return bad("a value");
         break;
@@ -150,13 +151,14 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   RuleSet rules;
   AnalyzeEnv env;
   env.schema = ctx.schema;
-  for (const auto& [name, v] : views) env.sources[name] = ViewShape{v.as_of.has_value(), v.since.has_value(), v.history};
+  for (const auto& [name, v] : views)
+    env.sources[name] = ViewShape{v.as_of.has_value(), v.since.has_value(), v.history};
   if (s.inputs.rules) {
     MENTAT_ASSIGN_OR_RETURN(rules, ParseRules(*s.inputs.rules));
     env.rules = &rules;
     env.recursive = RecursiveRules(rules);
   }
-  MENTAT_ASSIGN_OR_RETURN(Stats stats, ReadStats(ctx.conn));
+  MENTAT_ASSIGN_OR_RETURN(Stats stats, ReadStats(ctx.conn, views));
   env.stats = &stats;
   env.views = &views;
   env.use_planner = ctx.use_planner;

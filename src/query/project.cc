@@ -143,10 +143,18 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
 Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows) {
   QueryResult r;
   switch (q_.find_kind) {
-    case ParsedQuery::FindKind::kRel: r.shape = QueryResult::Shape::kRelation; break;
-    case ParsedQuery::FindKind::kColl: r.shape = QueryResult::Shape::kCollection; break;
-    case ParsedQuery::FindKind::kTuple: r.shape = QueryResult::Shape::kTuple; break;
-    case ParsedQuery::FindKind::kScalar: r.shape = QueryResult::Shape::kScalar; break;
+    case ParsedQuery::FindKind::kRel:
+      r.shape = QueryResult::Shape::kRelation;
+      break;
+    case ParsedQuery::FindKind::kColl:
+      r.shape = QueryResult::Shape::kCollection;
+      break;
+    case ParsedQuery::FindKind::kTuple:
+      r.shape = QueryResult::Shape::kTuple;
+      break;
+    case ParsedQuery::FindKind::kScalar:
+      r.shape = QueryResult::Shape::kScalar;
+      break;
   }
   for (const ProjElem& pe : c_.find) r.columns.push_back(pe.name);
   r.map_keys = q_.keys;
@@ -190,8 +198,7 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
       for (size_t i : picks) {
         std::vector<edn::Value> row(c_.find.size());
         for (size_t e = 0; e < c_.find.size(); ++e)
-          row[e] = c_.find[e].kind == FindElem::Kind::kAgg ? agg[e]
-                                                           : rows[i][c_.find[e].var_index];
+          row[e] = c_.find[e].kind == FindElem::Kind::kAgg ? agg[e] : rows[i][c_.find[e].var_index];
         if (seen.insert(row).second) out.push_back(std::move(row));
       }
     }
@@ -220,7 +227,8 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
       size_t o = std::min(rows.size(), static_cast<size_t>(*offset));
       rows.erase(rows.begin(), rows.begin() + static_cast<long>(o));
     }
-    if (limit && rows.size() > static_cast<size_t>(*limit)) rows.resize(static_cast<size_t>(*limit));
+    if (limit && rows.size() > static_cast<size_t>(*limit))
+      rows.resize(static_cast<size_t>(*limit));
   }
   if ((r.shape == QueryResult::Shape::kTuple || r.shape == QueryResult::Shape::kScalar) &&
       rows.size() > 1)
@@ -242,7 +250,8 @@ MENTAT_WEAK edn::Value QueryResult::ToEdn() const {
   auto row_value = [&](const std::vector<Value>& row) {
     if (!map_keys.empty()) {
       edn::MapEntries m;
-      for (size_t i = 0; i < row.size() && i < map_keys.size(); ++i) m.push_back({map_keys[i], row[i]});
+      for (size_t i = 0; i < row.size() && i < map_keys.size(); ++i)
+        m.push_back({map_keys[i], row[i]});
       return Value::Map(std::move(m));
     }
     return Value::Vector(row);

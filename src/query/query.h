@@ -46,7 +46,7 @@ struct ExecContext {
   DbView view;                            // the default source $
   std::map<std::string, DbView> sources;  // named sources "$a" -> view (same store file)
   const std::atomic<uint64_t>* interrupt_gen = nullptr;  // Store::interrupt() increments it
-  uint64_t start_gen = 0;  // its value when the query started; a change => kInterrupted
+  uint64_t start_gen = 0;             // its value when the query started; a change => kInterrupted
   std::optional<int64_t> timeout_ms;  // from QueryOptions; the query's :timeout also applies
   bool use_planner = true;            // false: keep the written clause order
   // Pull hook for (pull ?e pattern) find elements; nullptr => "pull is not supported yet".

@@ -14,8 +14,10 @@ namespace mentat::query {
 using schema::DbVal;
 
 bool CellEq(const DbVal& a, const DbVal& b) {
-  if (a.tag == DbVal::Tag::kInt && b.tag == DbVal::Tag::kReal) return static_cast<double>(a.i) == b.d;
-  if (a.tag == DbVal::Tag::kReal && b.tag == DbVal::Tag::kInt) return a.d == static_cast<double>(b.i);
+  if (a.tag == DbVal::Tag::kInt && b.tag == DbVal::Tag::kReal)
+    return static_cast<double>(a.i) == b.d;
+  if (a.tag == DbVal::Tag::kReal && b.tag == DbVal::Tag::kInt)
+    return a.d == static_cast<double>(b.i);
   return a == b;
 }
 
@@ -30,8 +32,10 @@ size_t CellHash(const DbVal& v) {
 
 DbVal CellOf(sqlite3_value* v) {
   switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER: return DbVal::Int(sqlite3_value_int64(v));
-    case SQLITE_FLOAT: return DbVal::Real(sqlite3_value_double(v));
+    case SQLITE_INTEGER:
+      return DbVal::Int(sqlite3_value_int64(v));
+    case SQLITE_FLOAT:
+      return DbVal::Real(sqlite3_value_double(v));
     case SQLITE_TEXT:
       return DbVal::Text(std::string(reinterpret_cast<const char*>(sqlite3_value_text(v)),
                                      sqlite3_value_bytes(v)));
@@ -39,7 +43,8 @@ DbVal CellOf(sqlite3_value* v) {
       const char* p = static_cast<const char*>(sqlite3_value_blob(v));
       return DbVal::Blob(std::string(p ? p : "", sqlite3_value_bytes(v)));
     }
-    default: return DbVal::Int(0);
+    default:
+      return DbVal::Int(0);
   }
 }
 
@@ -206,8 +211,7 @@ void Settle(RelCursor* c) {
   }
 }
 
-int RelFilter(sqlite3_vtab_cursor* cur, int idx_num, const char*, int argc,
-              sqlite3_value** argv) {
+int RelFilter(sqlite3_vtab_cursor* cur, int idx_num, const char*, int argc, sqlite3_value** argv) {
   auto* c = reinterpret_cast<RelCursor*>(cur);
   c->rel = argc > 0 ? static_cast<const Relation*>(sqlite3_value_pointer(argv[0], kRelPointerType))
                     : nullptr;
@@ -245,8 +249,12 @@ int RelColumn(sqlite3_vtab_cursor* cur, sqlite3_context* ctx, int col) {
   }
   const DbVal& v = c->rel->at(c->row, col);
   switch (v.tag) {
-    case DbVal::Tag::kInt: sqlite3_result_int64(ctx, v.i); break;
-    case DbVal::Tag::kReal: sqlite3_result_double(ctx, v.d); break;
+    case DbVal::Tag::kInt:
+      sqlite3_result_int64(ctx, v.i);
+      break;
+    case DbVal::Tag::kReal:
+      sqlite3_result_double(ctx, v.d);
+      break;
     case DbVal::Tag::kText:
       sqlite3_result_text(ctx, v.s.data(), static_cast<int>(v.s.size()), SQLITE_STATIC);
       break;
@@ -301,7 +309,8 @@ Status EnsureRegistered(sqlite3* db) {
     if (g_registered->count(db)) return Status::OK();
   }
   int rc = sqlite3_create_module_v2(db, "mentat_rel", &kRelModule, db, Unregister);
-  if (rc != SQLITE_OK) return Status::Internal("cannot register mentat_rel: " + std::string(sqlite3_errstr(rc)));
+  if (rc != SQLITE_OK)
+    return Status::Internal("cannot register mentat_rel: " + std::string(sqlite3_errstr(rc)));
   MENTAT_RETURN_IF_ERROR(RegisterFunctions(db));
   std::lock_guard<std::mutex> lock(g_mu);
   g_registered->insert(db);

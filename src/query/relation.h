@@ -7,8 +7,6 @@
 // first use, so a relation joined as the inner loop costs one probe per outer row.
 #pragma once
 
-#include "storage/sqlite_api.h"
-
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -18,6 +16,7 @@
 
 #include "mentat/status.h"
 #include "schema/codec.h"
+#include "storage/sqlite_api.h"
 
 namespace mentat::query {
 
@@ -41,7 +40,8 @@ class Relation {
 
   // Candidate rows whose columns in `mask` may equal `key` (in column order); callers
   // check equality (hash collisions).
-  const std::vector<uint32_t>& Candidates(uint32_t mask, const std::vector<schema::DbVal>& key) const;
+  const std::vector<uint32_t>& Candidates(uint32_t mask,
+                                          const std::vector<schema::DbVal>& key) const;
 
  private:
   size_t RowHash(const schema::DbVal* row, uint32_t mask) const;

@@ -97,8 +97,7 @@ Result<int> Analyzer::EnsureRuleRel(const std::string& name, const std::string& 
   rr.source = src;
   rr.arity = static_cast<int>(defs[0].params.size());
   auto hint = env_->rule_types.find(src + " " + name);
-  rr.types = hint != env_->rule_types.end() ? hint->second
-                                             : std::vector<VT>(rr.arity, VT::kAny);
+  rr.types = hint != env_->rule_types.end() ? hint->second : std::vector<VT>(rr.arity, VT::kAny);
   rrs.push_back(rr);
   int idx = static_cast<int>(rrs.size()) - 1;
   for (const RuleDef& def : defs) {
@@ -118,10 +117,11 @@ Result<int> Analyzer::EnsureRuleRel(const std::string& name, const std::string& 
         return ClauseError(Code::kInvalidArgument, def.form,
                            "rule " + name + ": " + def.params[i] + " is not bound by its body");
       if (vb->type == VT::kTuple || vb->type == VT::kDynamic)
-        return ClauseError(Code::kUnsupported, def.form,
-                           "recursive rule " + name + ": " + def.params[i] +
-                               (vb->type == VT::kTuple ? " is a tuple"
-                                                       : " has a per-row type (variable attribute)"));
+        return ClauseError(
+            Code::kUnsupported, def.form,
+            "recursive rule " + name + ": " + def.params[i] +
+                (vb->type == VT::kTuple ? " is a tuple"
+                                        : " has a per-row type (variable attribute)"));
       cu.unit.blocks[0].outputs.push_back({"c" + std::to_string(i), vb->sql});
       OutCol oc;
       oc.col = static_cast<int>(i);

@@ -160,8 +160,8 @@ std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool
       cols += (i ? ", " : "") + em.Resolve(spec.columns[i], assign) + " AS c" + std::to_string(i);
     if (cols.empty()) cols = "1";
     if (!sql.empty()) sql += spec.distinct ? " UNION " : " UNION ALL ";
-    sql += std::string("SELECT ") + (spec.distinct && arms.size() == 1 ? "DISTINCT " : "") + cols +
-           fw;
+    sql +=
+        std::string("SELECT ") + (spec.distinct && arms.size() == 1 ? "DISTINCT " : "") + cols + fw;
   }
   return sql;
 }
@@ -178,8 +178,8 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
       const Item& item = unit.items[id];
       char est[64];
       snprintf(est, sizeof est, "%.0f", item.est);
-      out.push_back(indent + "t" + std::to_string(id) + " " + edn::Print(item.form) +
-                    "  (est. " + est + " rows)");
+      out.push_back(indent + "t" + std::to_string(id) + " " + edn::Print(item.form) + "  (est. " +
+                    est + " rows)");
       if (item.kind == Item::Kind::kComposite)
         for (size_t k = 0; k < item.variants.size(); ++k) {
           out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");

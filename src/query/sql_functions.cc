@@ -1,8 +1,6 @@
 // Scalar SQL functions used by compiled queries: Clojure-like str, ratio-free division,
 // subs, and regular expressions (ECMAScript syntax, std::regex; compiled patterns are
 // cached per statement with sqlite3_set_auxdata).
-#include "storage/sqlite_api.h"
-
 #include <cmath>
 #include <cstdio>
 #include <regex>
@@ -10,6 +8,7 @@
 
 #include "mentat/edn.h"
 #include "mentat/status.h"
+#include "storage/sqlite_api.h"
 
 namespace mentat::query {
 
@@ -58,9 +57,15 @@ void ResultString(sqlite3_context* ctx, const std::string& s) {
 void StrFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_value* v = argv[0];
   switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER: ResultString(ctx, std::to_string(sqlite3_value_int64(v))); break;
-    case SQLITE_FLOAT: ResultString(ctx, FormatDouble(sqlite3_value_double(v))); break;
-    case SQLITE_TEXT: sqlite3_result_value(ctx, v); break;
+    case SQLITE_INTEGER:
+      ResultString(ctx, std::to_string(sqlite3_value_int64(v)));
+      break;
+    case SQLITE_FLOAT:
+      ResultString(ctx, FormatDouble(sqlite3_value_double(v)));
+      break;
+    case SQLITE_TEXT:
+      sqlite3_result_value(ctx, v);
+      break;
     case SQLITE_BLOB: {
       const auto* p = static_cast<const uint8_t*>(sqlite3_value_blob(v));
       int n = sqlite3_value_bytes(v);
@@ -79,7 +84,9 @@ void StrFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
       }
       break;
     }
-    default: ResultString(ctx, ""); break;
+    default:
+      ResultString(ctx, "");
+      break;
   }
 }
 
@@ -190,18 +197,17 @@ Status RegisterFunctions(sqlite3* db) {
     void (*fn)(sqlite3_context*, int, sqlite3_value**);
   };
   static const Fn kFns[] = {
-      {"mentat_str", 1, StrFn},       {"mentat_fmt_inst", 1, FmtInstFn},
+      {"mentat_str", 1, StrFn},          {"mentat_fmt_inst", 1, FmtInstFn},
       {"mentat_fmt_uuid", 1, FmtUuidFn}, {"mentat_div", 2, DivFn},
-      {"mentat_subs", 2, SubsFn},     {"mentat_subs", 3, SubsFn},
-      {"mentat_re_find", 2, ReFindFn}, {"mentat_re_matches", 2, ReMatchesFn},
+      {"mentat_subs", 2, SubsFn},        {"mentat_subs", 3, SubsFn},
+      {"mentat_re_find", 2, ReFindFn},   {"mentat_re_matches", 2, ReMatchesFn},
   };
   for (const Fn& f : kFns) {
     int rc = sqlite3_create_function_v2(db, f.name, f.argc,
                                         SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS,
                                         nullptr, f.fn, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK)
-      return Status::Internal(std::string("cannot register ") + f.name + ": " +
-                              sqlite3_errstr(rc));
+      return Status::Internal(std::string("cannot register ") + f.name + ": " + sqlite3_errstr(rc));
   }
   return Status::OK();
 }
