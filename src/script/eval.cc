@@ -11,7 +11,7 @@ namespace {
 
 constexpr int64_t kInterruptCheckEvery = 1024;
 constexpr size_t kInlineArgs = 8;
-constexpr int kInlineSlots = 16;
+constexpr int kInlineSlots = 8;
 
 // Counts nested closure calls.
 class DepthGuard {
@@ -149,83 +149,105 @@ Val Interp::Eval(const Node* n, Frame& f) {
         recur_ = false;
       }
     }
-    case Op::kRecur: {
-      size_t nb = n->kids.size();
-      if (nb <= kInlineArgs) {
-        Val tmp[kInlineArgs];
-        for (size_t i = 0; i < nb; ++i) tmp[i] = Eval(n->kids[i], f);
-        for (size_t i = 0; i < nb; ++i) f.slots[n->slots[i]] = std::move(tmp[i]);
-      } else {
-        std::vector<Val> tmp(nb);
-        for (size_t i = 0; i < nb; ++i) tmp[i] = Eval(n->kids[i], f);
-        for (size_t i = 0; i < nb; ++i) f.slots[n->slots[i]] = std::move(tmp[i]);
-      }
-      recur_ = true;
+    case Op::kRecur:
+      EvalRecur(n, f);
       return Val();
-    }
-    case Op::kFn: {
-      Ref<FnObj> fo = Make<FnObj>(n->kids.size() * sizeof(Val));
-      fo->tmpl = n->fn;
-      fo->name = n->fn->name;
-      fo->captured.reserve(n->kids.size());
-      for (const Node* src : n->kids) fo->captured.push_back(Eval(src, f));
-      return Val::Object(Type::kFn, fo.get());
-    }
-    case Op::kCall: {
-      size_t nargs = n->kids.size() - 1;
-      try {
-        Val fn = Eval(n->kids[0], f);
-        if (nargs <= kInlineArgs) {
-          Val args[kInlineArgs];
-          for (size_t i = 0; i < nargs; ++i) args[i] = Eval(n->kids[i + 1], f);
-          return Apply(fn, args, nargs);
-        }
-        std::vector<Val> args(nargs);
-        for (size_t i = 0; i < nargs; ++i) args[i] = Eval(n->kids[i + 1], f);
-        return Apply(fn, args.data(), nargs);
-      } catch (ScriptError& e) {
-        ErrorObj* err = ErrorOf(e);
-        if (!err->pos.known()) err->pos = n->pos;
-        throw;
-      }
-    }
-    case Op::kDef: {
-      if (!n->kids.empty()) {
-        n->var->value = Eval(n->kids[0], f);
-        n->var->bound = true;
-      }
-      return Val::Symbol("#'user/" + n->var->name);
-    }
+    case Op::kFn:
+      return MakeClosure(n, f);
+    case Op::kCall:
+      return EvalCall(n, f);
+    case Op::kDef:
+      return EvalDef(n, f);
     case Op::kTry:
       return EvalTry(n, f);
-    case Op::kThrow: {
-      Val e = Eval(n->kids[0], f);
-      if (!e.is(Type::kError)) {
-        Fail("throw needs an exception (from ex-info), got a " + std::string(TypeName(e.type())));
-      }
-      if (!e.as<ErrorObj>()->pos.known()) e.as<ErrorObj>()->pos = n->pos;
-      throw ScriptError{e};
-    }
-    case Op::kVector: {
-      VecBuilder b;
-      for (const Node* k : n->kids) b.Add(Eval(k, f));
-      return b.Build();
-    }
-    case Op::kMap: {
-      MapBuilder b;
-      for (size_t i = 0; i + 1 < n->kids.size(); i += 2) {
-        Val k = Eval(n->kids[i], f);
-        b.Add(k, Eval(n->kids[i + 1], f));
-      }
-      return b.Build();
-    }
-    case Op::kSet: {
-      MapBuilder b(true);
-      for (const Node* k : n->kids) b.Add(Eval(k, f));
-      return b.Build();
-    }
+    case Op::kThrow:
+      EvalThrow(n, f);
+    case Op::kVector:
+    case Op::kMap:
+    case Op::kSet:
+      return EvalCollection(n, f);
   }
   return Val();
+}
+
+// The cases with large locals live in their own frames, so that Eval's frame (which every
+// nested expression and call adds to the C++ stack) stays small.
+
+void Interp::EvalRecur(const Node* n, Frame& f) {
+  size_t nb = n->kids.size();
+  if (nb <= kInlineArgs) {
+    Val tmp[kInlineArgs];
+    for (size_t i = 0; i < nb; ++i) tmp[i] = Eval(n->kids[i], f);
+    for (size_t i = 0; i < nb; ++i) f.slots[n->slots[i]] = std::move(tmp[i]);
+  } else {
+    std::vector<Val> tmp(nb);
+    for (size_t i = 0; i < nb; ++i) tmp[i] = Eval(n->kids[i], f);
+    for (size_t i = 0; i < nb; ++i) f.slots[n->slots[i]] = std::move(tmp[i]);
+  }
+  recur_ = true;
+}
+
+Val Interp::MakeClosure(const Node* n, Frame& f) {
+  Ref<FnObj> fo = Make<FnObj>(n->kids.size() * sizeof(Val));
+  fo->tmpl = n->fn;
+  fo->name = n->fn->name;
+  fo->captured.reserve(n->kids.size());
+  for (const Node* src : n->kids) fo->captured.push_back(Eval(src, f));
+  return Val::Object(Type::kFn, fo.get());
+}
+
+Val Interp::EvalCall(const Node* n, Frame& f) {
+  size_t nargs = n->kids.size() - 1;
+  try {
+    Val fn = Eval(n->kids[0], f);
+    if (nargs <= kInlineArgs) {
+      Val args[kInlineArgs];
+      for (size_t i = 0; i < nargs; ++i) args[i] = Eval(n->kids[i + 1], f);
+      return Apply(fn, args, nargs);
+    }
+    std::vector<Val> args(nargs);
+    for (size_t i = 0; i < nargs; ++i) args[i] = Eval(n->kids[i + 1], f);
+    return Apply(fn, args.data(), nargs);
+  } catch (ScriptError& e) {
+    ErrorObj* err = ErrorOf(e);
+    if (!err->pos.known()) err->pos = n->pos;
+    throw;
+  }
+}
+
+Val Interp::EvalDef(const Node* n, Frame& f) {
+  if (!n->kids.empty()) {
+    n->var->value = Eval(n->kids[0], f);
+    n->var->bound = true;
+  }
+  return Val::Symbol("#'user/" + n->var->name);
+}
+
+void Interp::EvalThrow(const Node* n, Frame& f) {
+  Val e = Eval(n->kids[0], f);
+  if (!e.is(Type::kError)) {
+    Fail("throw needs an exception (from ex-info), got a " + std::string(TypeName(e.type())));
+  }
+  if (!e.as<ErrorObj>()->pos.known()) e.as<ErrorObj>()->pos = n->pos;
+  throw ScriptError{e};
+}
+
+Val Interp::EvalCollection(const Node* n, Frame& f) {
+  if (n->op == Op::kVector) {
+    VecBuilder b;
+    for (const Node* k : n->kids) b.Add(Eval(k, f));
+    return b.Build();
+  }
+  MapBuilder b(n->op == Op::kSet);
+  if (n->op == Op::kSet) {
+    for (const Node* k : n->kids) b.Add(Eval(k, f));
+    return b.Build();
+  }
+  for (size_t i = 0; i + 1 < n->kids.size(); i += 2) {
+    Val k = Eval(n->kids[i], f);
+    b.Add(k, Eval(n->kids[i + 1], f));
+  }
+  return b.Build();
 }
 
 Val Interp::EvalTry(const Node* n, Frame& f) {
@@ -262,19 +284,10 @@ Val Interp::EvalTry(const Node* n, Frame& f) {
   return result;
 }
 
-Val Interp::Apply(const Val& f, const Val* args, size_t n) {
+// Keywords, symbols, maps, sets and vectors called as functions (and the error for
+// everything else); out of Apply's frame, like the Eval cases above.
+Val Interp::ApplyData(const Val& f, const Val* args, size_t n) {
   switch (f.type()) {
-    case Type::kFn: {
-      const FnObj* fo = f.as<FnObj>();
-      if (fo->native) {
-        if (static_cast<int>(n) < fo->min_args ||
-            (fo->max_args >= 0 && static_cast<int>(n) > fo->max_args)) {
-          ArityError(*fo, n);
-        }
-        return fo->native(*this, args, n, *fo);
-      }
-      return Invoke(fo, args, n);
-    }
     case Type::kKeyword:
     case Type::kSymbol:
       if (n == 0 || n > 2) Fail("a keyword called as a function takes 1 or 2 arguments");
@@ -288,6 +301,24 @@ Val Interp::Apply(const Val& f, const Val* args, size_t n) {
       return Nth(f, args[0].as_int(), nullptr);
     default:
       Fail(std::string("a ") + TypeName(f.type()) + " is not a function: " + PrStr(f));
+  }
+}
+
+Val Interp::Apply(const Val& f, const Val* args, size_t n) {
+  switch (f.type()) {
+    case Type::kFn: {
+      const FnObj* fo = f.as<FnObj>();
+      if (fo->native) {
+        if (static_cast<int>(n) < fo->min_args ||
+            (fo->max_args >= 0 && static_cast<int>(n) > fo->max_args)) {
+          ArityError(*fo, n);
+        }
+        return fo->native(*this, args, n, *fo);
+      }
+      return Invoke(fo, args, n);
+    }
+    default:
+      return ApplyData(f, args, n);
   }
 }
 

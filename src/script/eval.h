@@ -159,6 +159,13 @@ class Interp {
   friend class EvalImpl;
   Val Eval(const Node* n, Frame& f);
   Val EvalTry(const Node* n, Frame& f);
+  [[gnu::noinline]] Val EvalCall(const Node* n, Frame& f);
+  [[gnu::noinline]] void EvalRecur(const Node* n, Frame& f);
+  [[gnu::noinline]] Val MakeClosure(const Node* n, Frame& f);
+  [[gnu::noinline]] Val EvalCollection(const Node* n, Frame& f);
+  [[gnu::noinline]] Val EvalDef(const Node* n, Frame& f);
+  [[noreturn]] void EvalThrow(const Node* n, Frame& f);
+  [[gnu::noinline]] Val ApplyData(const Val& f, const Val* args, size_t n);
   Val Invoke(const FnObj* fo, const Val* args, size_t n);
   void StepLimit();  // past the step limit, or at an interrupt checkpoint
 
