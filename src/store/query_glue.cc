@@ -2,9 +2,11 @@
 //
 // Parsed queries are cached per thread (keyed by the query text), so repeated queries
 // skip parsing; plans are cached inside each Prepared, and statements by the connection.
+#include <map>
 #include <unordered_map>
 
 #include "mentat/store.h"
+#include "pull/pull.h"
 #include "query/ast.h"
 #include "query/query.h"
 #include "store/store_impl.h"
@@ -67,6 +69,25 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
     MENTAT_ASSIGN_OR_RETURN(ResolvedView sv, ResolveView(c->db.get(), src));
     ctx->sources[in[pos].name] = ToQueryView(sv);
   }
+  // (pull ?e pattern) in :find: patterns parsed once per query run.
+  auto patterns = std::make_shared<std::map<std::string, std::shared_ptr<const pull::Pattern>>>();
+  storage::Connection* conn = c->db.get();
+  const Schema* schema = c->schema.get();
+  ctx->pull = [conn, schema, patterns](const query::DbView& v, const edn::Value& pattern,
+                                       Entid e) -> Result<edn::Value> {
+    std::string key = edn::Print(pattern);
+    auto it = patterns->find(key);
+    if (it == patterns->end()) {
+      MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*schema, pattern));
+      it = patterns->emplace(key, std::move(parsed)).first;
+    }
+    ResolvedView rv;
+    rv.as_of = v.as_of;
+    rv.since = v.since;
+    rv.history = false;  // pull reads the entity as of the view's time bounds
+    MENTAT_ASSIGN_OR_RETURN(auto values, pull::PullMany(conn, *schema, rv, *it->second, {e}));
+    return values.empty() ? edn::Value() : values[0];
+  };
   ctx->interrupt_gen = &impl->interrupt_gen();
   ctx->start_gen = impl->interrupt_gen().load();
   ctx->timeout_ms = o.timeout_ms;
