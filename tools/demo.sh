@@ -27,6 +27,8 @@ run '.query [:find ?who (count ?friend) :where [?p :person/name ?who] [?p :perso
 # Upsert through the unique identity, then look at history.
 run '.transact [{:person/name "Ada" :person/email "ada@lovelace.org"}]'
 run '.query [:find ?email ?tx ?added :where [?p :person/name "Ada"] [?p :person/email ?email ?tx ?added]] {"history": true}'
+run '.query [:find ?email . :where [?p :person/name "Ada"] [?p :person/email ?email]] {"asOf": 268435458}'
+run '.pull [:person/name {:person/friend [:person/name]}] [:person/name "Grace"]'
 run '.datoms :eavt [:person/name "Ada"]'
 echo
 echo "== done"
