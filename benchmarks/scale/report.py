@@ -150,17 +150,19 @@ def throughput_svg(rows, path):
     series = series_of(sweep)
     clients = sorted({int(r["clients"]) for r in sweep})
     hi = max(r["throughput_ops_s"] for r in sweep) or 1
+    step = nice_step(hi / 5)
+    top = step * math.ceil(hi * 1.05 / step)
     W, H, L, B, T = 720, 400, 80, 80, 40
     pw, ph = W - L - 30, H - T - B
     x = lambda c: L + (clients.index(c) + 0.5) * pw / len(clients)
-    y = lambda v: T + ph - v / (hi * 1.1) * ph
+    y = lambda v: T + ph - v / top * ph
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" '
            f'font-family="sans-serif" font-size="11">',
            f'<rect width="{W}" height="{H}" fill="white"/>',
            f'<text x="{W/2}" y="20" text-anchor="middle" font-size="14">'
            f'Throughput by clients: concurrency_sweep (q1, q2, pull), ops/s</text>']
-    for k in range(6):
-        v = hi * 1.1 * k / 5
+    for k in range(int(round(top / step)) + 1):
+        v = step * k
         out.append(f'<line x1="{L}" x2="{L+pw}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{L-6}" y="{y(v)+4:.1f}" text-anchor="end">{rate(v)}</text>')
     for c in clients:
@@ -184,6 +186,12 @@ def throughput_svg(rows, path):
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
     return True
+
+
+def nice_step(raw):
+    """The smallest 1, 2 or 5 times a power of ten at or above `raw`."""
+    e = 10 ** math.floor(math.log10(raw))
+    return next(m * e for m in (1, 2, 5, 10) if m * e >= raw)
 
 
 def table(rows):
