@@ -35,6 +35,20 @@ INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at)
   SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;
 )sql";
 
+// Returns the first mentat table name already present in `c`'s main schema, or "".
+Result<std::string> ClashingTable(Connection* c) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "
+                         "name = ?1 COLLATE NOCASE"));
+  for (const char* const* t = kStoreTables; *t; ++t) {
+    s.BindText(1, *t);
+    MENTAT_ASSIGN_OR_RETURN(bool row, s.Step());
+    if (row) return std::string(s.ColumnText(0));
+    s.Reset();
+  }
+  return std::string();
+}
+
 bool HasAnyTable(Connection* c, bool* any) {
   auto r = c->QueryInt("SELECT count(*) FROM sqlite_master", 0);
   if (!r.ok()) return false;
@@ -44,7 +58,13 @@ bool HasAnyTable(Connection* c, bool* any) {
 
 }  // namespace
 
-Result<FileState> Inspect(Connection* c, int* version) {
+const char* const kStoreTables[] = {
+    "meta",         "parts",           "datoms",           "history",
+    "attr_stats",   "fulltext_docs",   "fulltext",         "fulltext_data",
+    "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content",
+    nullptr};
+
+Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
   auto v = c->QueryInt("PRAGMA user_version", 0);
   if (!v.ok()) {
     if (v.status().code() == Code::kCorrupt || v.status().code() == Code::kIo)
@@ -57,10 +77,24 @@ Result<FileState> Inspect(Connection* c, int* version) {
   if (!HasAnyTable(c, &any))
     return Status::Corrupt("not a mentat store: the file is not an SQLite database");
   if (*version == 0) {
+    if (any && beside_other_tables) {
+      MENTAT_ASSIGN_OR_RETURN(std::string clash, ClashingTable(c));
+      if (!clash.empty())
+        return Status::Corrupt(
+            "cannot add a mentat store to this database: it already has a "
+            "table named '" +
+            clash + "'");
+      return FileState::kEmpty;
+    }
     if (any) return Status::Corrupt("not a mentat store: the SQLite file has other tables");
     return FileState::kEmpty;
   }
   auto marker = c->Prepare("SELECT value FROM meta WHERE key = 'format'");
+  if (!marker.ok() && beside_other_tables)
+    return Status::Unsupported(
+        "the database has user_version " + std::to_string(*version) +
+        " and no mentat store; mentat keeps its format version in user_version, so it can "
+        "only add its tables to a database whose user_version is 0");
   if (!marker.ok()) return Status::Corrupt("not a mentat store: no meta table");
   auto row = marker->Step();
   if (!row.ok() || !*row || marker->ColumnText(0) != "mentat")

@@ -21,7 +21,16 @@ enum class FileState {
 
 // Inspects an open connection. Errors: kCorrupt for a foreign SQLite file or one that is
 // not a database; kUnsupported for a newer format. `*version` receives user_version.
-Result<FileState> Inspect(Connection* c, int* version);
+//
+// With `beside_other_tables` (the SQLite extension's host mode, where mentat's tables live
+// in the application's own database), a file with user_version 0 and other tables is
+// kEmpty rather than foreign, unless one of its tables has the name of a mentat table
+// (kCorrupt, naming it). A file with another user_version and no mentat tables is refused
+// (kUnsupported): mentat keeps its format version in user_version.
+Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables = false);
+
+// The tables (and FTS5 shadow tables) a store creates, for host-mode clash checks.
+extern const char* const kStoreTables[];
 
 // Creates every table and index of kFormatVersion. REQUIRES: inside a write transaction.
 Status CreateTables(Connection* c);

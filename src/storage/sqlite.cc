@@ -61,12 +61,16 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri, int
     return Status::Io(st.message());
   }
   sqlite3_extended_result_codes(db, 1);
-  return std::unique_ptr<Connection>(new Connection(db));
+  return std::unique_ptr<Connection>(new Connection(db, false));
+}
+
+std::unique_ptr<Connection> Connection::Borrow(sqlite3* db) {
+  return std::unique_ptr<Connection>(new Connection(db, true));
 }
 
 Connection::~Connection() {
   cache_.clear();
-  sqlite3_close_v2(db_);
+  if (!borrowed_) sqlite3_close_v2(db_);
 }
 
 Status Connection::Exec(std::string_view sql) {
@@ -110,20 +114,57 @@ Transaction::~Transaction() {
   if (active_) (void)Rollback();
 }
 
+namespace {
+
+// True when a statement that writes is running on `db`: the host called us from inside
+// an INSERT, UPDATE, DELETE or CREATE ... AS. SQLite then refuses SAVEPOINT, RELEASE and
+// COMMIT ("SQL statements in progress").
+bool WriterActive(sqlite3* db) {
+  for (sqlite3_stmt* s = sqlite3_next_stmt(db, nullptr); s; s = sqlite3_next_stmt(db, s)) {
+    if (sqlite3_stmt_busy(s) && !sqlite3_stmt_readonly(s)) return true;
+  }
+  return false;
+}
+
+constexpr const char* kSavepoint = "mentat_txn";
+
+}  // namespace
+
 Status Transaction::Begin(bool immediate) {
-  MENTAT_RETURN_IF_ERROR(c_->Exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
+  if (c_->borrowed() && WriterActive(c_->raw())) {
+    if (immediate)
+      return Status::Unsupported(
+          "cannot transact while the host runs a statement that writes (INSERT, UPDATE, "
+          "DELETE, CREATE ... AS); call it from a plain SELECT");
+    mode_ = Mode::kJoined;
+  } else if (!sqlite3_get_autocommit(c_->raw())) {
+    MENTAT_RETURN_IF_ERROR(c_->Exec(std::string("SAVEPOINT ") + kSavepoint));
+    mode_ = Mode::kSavepoint;
+  } else {
+    MENTAT_RETURN_IF_ERROR(c_->Exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
+    mode_ = Mode::kBegin;
+  }
   active_ = true;
   return Status::OK();
 }
 
 Status Transaction::Commit() {
-  Status st = c_->Exec("COMMIT");
+  Status st;
+  if (mode_ == Mode::kSavepoint) {
+    st = c_->Exec(std::string("RELEASE ") + kSavepoint);
+  } else if (mode_ == Mode::kBegin) {
+    st = c_->Exec("COMMIT");
+  }
   if (st.ok()) active_ = false;
   return st;
 }
 
 Status Transaction::Rollback() {
   active_ = false;
+  if (mode_ == Mode::kJoined) return Status::OK();  // only reads joined the host's work
+  if (mode_ == Mode::kSavepoint) {
+    return c_->Exec(std::string("ROLLBACK TO ") + kSavepoint + "; RELEASE " + kSavepoint);
+  }
   if (sqlite3_get_autocommit(c_->raw())) return Status::OK();
   return c_->Exec("ROLLBACK");
 }

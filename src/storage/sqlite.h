@@ -89,11 +89,17 @@ class Connection {
  public:
   // Opens `uri` (a file path or a "file:" URI) with `flags` (SQLITE_OPEN_*).
   static Result<std::unique_ptr<Connection>> Open(const std::string& uri, int flags);
+  // Wraps `db`, a connection owned by someone else (the host of the SQLite extension).
+  // The Connection never closes it and applies no settings to it; its cached statements
+  // are finalized by ClearCache() or the destructor, which the owner must let happen
+  // before it closes `db`. REQUIRES: `db` outlives the Connection.
+  static std::unique_ptr<Connection> Borrow(sqlite3* db);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
   sqlite3* raw() const { return db_; }
+  bool borrowed() const { return borrowed_; }
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
@@ -108,13 +114,21 @@ class Connection {
   Result<int64_t> QueryInt(const std::string& sql, int64_t fallback);
 
  private:
-  explicit Connection(sqlite3* db) : db_(db) {}
+  Connection(sqlite3* db, bool borrowed) : db_(db), borrowed_(borrowed) {}
   sqlite3* db_;
+  bool borrowed_ = false;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
 };
 
-// Transaction guard: BEGIN on construction (via Begin), ROLLBACK on destruction unless
-// committed.
+// Transaction guard: Begin starts it, the destructor rolls it back unless committed.
+//
+// On a connection in autocommit mode, Begin is BEGIN [IMMEDIATE] and Commit is COMMIT.
+// On a connection that is already inside a transaction (a borrowed host connection
+// inside the host's BEGIN), it nests: SAVEPOINT, RELEASE, and ROLLBACK TO + RELEASE, so
+// the work commits or rolls back with the host's transaction. On a borrowed connection
+// whose host is running a statement that writes (INSERT ... SELECT edn_q(...)), SQLite
+// allows no SAVEPOINT, BEGIN or RELEASE: a read joins the host's transaction as is, and a
+// write (immediate) is refused with kUnsupported.
 class Transaction {
  public:
   explicit Transaction(Connection* c) : c_(c) {}
@@ -123,10 +137,15 @@ class Transaction {
   Status Commit();
   Status Rollback();
   bool active() const { return active_; }
+  // True when Begin nested in an enclosing transaction (SAVEPOINT or joined): Commit
+  // then does not make the work durable; the enclosing transaction decides.
+  bool nested() const { return mode_ == Mode::kSavepoint || mode_ == Mode::kJoined; }
 
  private:
+  enum class Mode { kBegin, kSavepoint, kJoined };
   Connection* c_;
   bool active_ = false;
+  Mode mode_ = Mode::kBegin;
 };
 
 }  // namespace mentat::storage

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include "schema/bootstrap.h"
 #include "tx/tx.h"
@@ -37,8 +38,19 @@ int64_t EnvInt(const char* name, int64_t fallback) {
   return (end && *end == '\0') ? x : fallback;
 }
 
+// Set by OpenStoreOnConnection for the Store::open call it makes on this thread: the
+// public Store's constructor is private to Store::open.
+thread_local sqlite3* tls_borrow = nullptr;
 
 }  // namespace
+
+Result<std::unique_ptr<Store>> OpenStoreOnConnection(sqlite3* db, const Options& options) {
+  if (!db) return Status::InvalidArgument("no connection to open a store on");
+  tls_borrow = db;
+  auto store = Store::open("", options);
+  tls_borrow = nullptr;
+  return store;
+}
 
 StoreImpl::Lease::~Lease() {
   if (c_) s_->Release(std::move(c_));
@@ -46,6 +58,7 @@ StoreImpl::Lease::~Lease() {
 
 Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
                                                    const Options& options) {
+  if (tls_borrow) return OpenBorrowed(std::exchange(tls_borrow, nullptr), options);
   ConfigureSqliteOnce();
   std::unique_ptr<StoreImpl> s(new StoreImpl());
   s->path_ = path;
@@ -107,6 +120,58 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   return s;
 }
 
+Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Options& options) {
+  std::unique_ptr<StoreImpl> s(new StoreImpl());
+  const char* file = sqlite3_db_filename(db, "main");
+  s->path_ = file ? file : "";
+  s->uri_ = s->path_;
+  s->borrowed_ = true;
+  s->max_conns_ = 1;
+  s->options_ = options;
+  if (sqlite3_db_readonly(db, "main") == 1) s->options_.read_only = true;
+  auto first = storage::Connection::Borrow(db);
+
+  int version = 0;
+  MENTAT_ASSIGN_OR_RETURN(storage::FileState state,
+                          storage::Inspect(first.get(), &version, /*beside_other_tables=*/true));
+  if (state == storage::FileState::kEmpty && !options.create)
+    return Status::NotFound("the database holds no mentat store");
+  if (state != storage::FileState::kCurrent && s->options_.read_only)
+    return Status::Unsupported(state == storage::FileState::kEmpty
+                                   ? "cannot create a store in a read-only database"
+                                   : "the store needs an upgrade; open it read-write once");
+  if (state != storage::FileState::kCurrent) {
+    // Inside the host's transaction this is a savepoint: a host ROLLBACK removes the
+    // tables again.
+    storage::Transaction txn(first.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version, true));
+    if (state == storage::FileState::kEmpty) {
+      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
+      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
+    } else if (state == storage::FileState::kOld) {
+      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
+    }
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  auto conn = std::make_unique<Conn>();
+  conn->db = std::move(first);
+  {
+    storage::Transaction txn(conn->db.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  s->open_conns_ = 1;
+  s->Release(std::move(conn));
+  return s;
+}
+
+void StoreImpl::ReleaseStatements() {
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  for (auto& c : idle_) c->db->ClearCache();
+}
+
 Status StoreImpl::Bootstrap(storage::Connection* c) {
   MENTAT_ASSIGN_OR_RETURN(auto ins,
                           c->Prepare("INSERT INTO datoms (e, a, v, tx) VALUES (?1, ?2, ?3, ?4)"));
@@ -147,6 +212,8 @@ Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
 Result<StoreImpl::Lease> StoreImpl::Acquire() {
   {
     std::unique_lock<std::mutex> lock(pool_mu_);
+    if (borrowed_ && idle_.empty())
+      return Status::Busy("the host connection is already in use by another mentat call");
     pool_cv_.wait(lock, [&] { return !idle_.empty() || open_conns_ < max_conns_; });
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());

@@ -41,6 +41,15 @@ class StoreImpl {
   };
 
   static Result<std::unique_ptr<StoreImpl>> Open(const std::string& path, const Options& options);
+  // Opens a store inside `db`'s main database, a connection owned by the caller (the SQLite
+  // extension's host connection): mentat's tables sit beside the host's tables, every read
+  // and write runs on `db` itself, inside the host's transaction when there is one, and the
+  // host's pragmas are left alone. With `options.create` false, a database without a store
+  // gives kNotFound instead of getting one. One call at a time (a second concurrent call
+  // gets kBusy instead of waiting). Prepared statements are cached until
+  // ReleaseStatements(), which the caller must call before `db` is closed.
+  // REQUIRES: `db` outlives the store.
+  static Result<std::unique_ptr<StoreImpl>> OpenBorrowed(sqlite3* db, const Options& options);
 
   Result<Lease> Acquire();
   // Brings `c`'s schema in line with its current snapshot (PRAGMA data_version, then the
@@ -61,6 +70,11 @@ class StoreImpl {
     return result;
   }
 
+  // Finalizes every cached prepared statement (on a borrowed connection, before the host
+  // closes it). The store stays usable; statements are prepared again when needed.
+  void ReleaseStatements();
+  bool borrowed() const { return borrowed_; }
+
   std::shared_ptr<const Schema> CurrentSchema();
   const std::string& path() const { return path_; }
   const Options& options() const { return options_; }
@@ -77,6 +91,7 @@ class StoreImpl {
   std::string path_;
   std::string uri_;
   bool in_memory_ = false;
+  bool borrowed_ = false;
   Options options_;
   storage::ConnectionSettings settings_;
 
@@ -96,5 +111,9 @@ class StoreImpl {
 
 // Wall clock in microseconds since the epoch.
 int64_t NowMicros();
+
+// Opens a public Store over a borrowed connection (StoreImpl::OpenBorrowed), for the SQLite
+// extension's host mode. Same contract as OpenBorrowed.
+Result<std::unique_ptr<Store>> OpenStoreOnConnection(sqlite3* db, const Options& options);
 
 }  // namespace mentat

@@ -26,5 +26,8 @@ class Backend {
 
 std::unique_ptr<Backend> MakeLibraryBackend();
 std::unique_ptr<Backend> MakeCliBackend(const std::string& mentat_binary);
+// The SQLite extension (sqlite_backend.cc): `extension` is build/libmentat_sqlite.so;
+// `host_mode` keeps the store in the host connection's own database (db_path NULL).
+std::unique_ptr<Backend> MakeSqliteBackend(const std::string& extension, bool host_mode);
 
 }  // namespace mentat::testing

@@ -1,0 +1,246 @@
+// The scalar SQL functions: edn_t, edn_q, edn_pull, edn_eval (as in the Rust mentat), and
+// edn_datoms, edn_explain and mentat_version beyond it. README.md documents each.
+#include "functions.h"
+
+#include <new>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calls.h"
+#ifdef MENTAT_SQLITE_EXT_SCRIPT
+#include "mentat/script.h"
+#endif
+#include "json_shapes.h"
+
+namespace mentat::sqlite_ext {
+
+namespace {
+
+HostContext* Ctx(sqlite3_context* c) { return static_cast<HostContext*>(sqlite3_user_data(c)); }
+
+enum class Format { kJson, kEdn };
+
+// The optional trailing format argument: 'json' (the default) or 'edn'.
+Result<Format> FormatArg(int argc, sqlite3_value** argv, int index) {
+  if (argc <= index) return Format::kJson;
+  auto f = TextArg(argv[index]);
+  if (!f || *f == "json" || *f == "JSON") return Format::kJson;
+  if (*f == "edn" || *f == "EDN") return Format::kEdn;
+  return Status::InvalidArgument("format must be 'json' or 'edn', got '" + *f + "'");
+}
+
+// The result of one call: text, or NULL when std::nullopt.
+using Out = Result<std::optional<std::string>>;
+Out Text(std::string s) { return std::optional<std::string>(std::move(s)); }
+Out Null() { return std::optional<std::string>(); }
+
+// Runs `body` and hands its outcome to SQLite. No exception reaches the host.
+template <typename Body>
+void Call(sqlite3_context* c, const char* fn, Body&& body) {
+  try {
+    Out out = body();
+    if (!out.ok()) return ResultStatus(c, fn, out.status());
+    if (!*out) return sqlite3_result_null(c);
+    const std::string& s = **out;
+    sqlite3_result_text(c, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+  } catch (const std::bad_alloc&) {
+    sqlite3_result_error_nomem(c);
+  } catch (const std::exception& e) {
+    ResultStatus(c, fn, Status::Internal(e.what()));
+  } catch (...) {
+    ResultStatus(c, fn, Status::Internal("unknown exception"));
+  }
+}
+
+// Host mode reads of a database without a store return NULL.
+#define MENTAT_NULL_IF_NO_STORE(ref) \
+  if (!(ref).get()) return std::optional<std::string>()
+
+void EdnT(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_t", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto edn = TextArg(argv[1]);
+    if (!edn) return Null();
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 2));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kWrite));
+    MENTAT_ASSIGN_OR_RETURN(TxReport report, ref.get()->transact(*edn));
+    if (format == Format::kEdn) {
+      auto schema = ref.get()->schema();
+      return Text(edn::Print(report.ToEdn(schema.get())));
+    }
+    return Text(Dump(TxReportJson(report)));
+  });
+}
+
+void EdnQ(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_q", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto query = TextArg(argv[1]);
+    if (!query) return Null();
+    std::optional<std::string> options;
+    if (argc > 2) options = TextArg(argv[2]);
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 3));
+    MENTAT_ASSIGN_OR_RETURN(auto result, RunQuery(Ctx(c), db_path, *query, options));
+    if (!result) return Null();
+    if (format == Format::kEdn) return Text(edn::Print(result->ToEdn()));
+    return Text(Dump(QueryResultJson(*result)));
+  });
+}
+
+// The entity argument of edn_pull: an INTEGER id, or EDN text (an id, an ident such as
+// :person/alice, a lookup ref such as [:person/email "a@example.com"]). `*plain` is false
+// for text that is none of those, which the store then rejects.
+constexpr const char* kEntityWanted =
+    "entity must be an INTEGER entity id (or, as EDN text, an ident or a lookup ref)";
+
+Result<edn::Value> EntityArg(sqlite3_value* v, bool* plain) {
+  int type = sqlite3_value_type(v);
+  *plain = true;
+  if (type == SQLITE_INTEGER) return edn::Value::Int(sqlite3_value_int64(v));
+  if (type == SQLITE_TEXT) {
+    std::string text = *TextArg(v);
+    auto e = edn::Read(text);
+    if (!e.ok())
+      return Status::InvalidArgument(std::string(kEntityWanted) + ", got '" + text + "'");
+    *plain = e->is_int() || e->is_keyword() || (e->is_vector() && e->size() == 2);
+    return *e;
+  }
+  return Status::InvalidArgument(std::string(kEntityWanted) + ", got a " +
+                                 (type == SQLITE_FLOAT ? "REAL" : "BLOB"));
+}
+
+// The id of the entity `eid` names (an id, an ident or a lookup ref); std::nullopt when
+// an ident or lookup ref names nothing.
+Result<std::optional<Entid>> EntityId(Store* store, const edn::Value& eid) {
+  if (eid.is_int()) return std::optional<Entid>(eid.as_int());
+  std::vector<edn::Value> avet;
+  if (eid.is_keyword()) {
+    avet = {edn::Value::Keyword("db/ident"), eid};
+  } else if (eid.is_vector() && eid.size() == 2) {
+    avet = eid.items();
+  } else {
+    return std::optional<Entid>();
+  }
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store->datoms(":avet", avet));
+  if (datoms.empty()) return std::optional<Entid>();
+  return std::optional<Entid>(datoms[0].e);
+}
+
+void EdnPull(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_pull", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto pattern = TextArg(argv[1]);
+    if (!pattern || sqlite3_value_type(argv[2]) == SQLITE_NULL) return Null();
+    bool plain = true;
+    MENTAT_ASSIGN_OR_RETURN(edn::Value eid, EntityArg(argv[2], &plain));
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 3));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kRead));
+    MENTAT_NULL_IF_NO_STORE(ref);
+    auto pulled = ref.get()->pull(*pattern, eid);
+    if (!pulled.ok()) {
+      // The store's message, with the Rust extension's wording for its two usual causes.
+      std::string msg = pulled.status().message();
+      if (!plain) msg = std::string(kEntityWanted) + ": " + msg;
+      auto parsed = edn::Read(*pattern);
+      if (!parsed.ok() || !parsed->is_vector())
+        msg += " (the pattern must be an EDN vector like [*] or [:person/name])";
+      return Status(pulled.status().code(), msg);
+    }
+    if (format == Format::kEdn) return Text(edn::Print(*pulled));
+    // As the Rust extension (pg_mentat's mentat_pull): a map that always has :db/id.
+    nlohmann::json out = pulled->is_map() ? PullValueJson(*pulled) : nlohmann::json::object();
+    if (!out.contains(":db/id")) {
+      MENTAT_ASSIGN_OR_RETURN(std::optional<Entid> id, EntityId(ref.get(), eid));
+      if (id) out[":db/id"] = *id;
+    }
+    return Text(Dump(out));
+  });
+}
+
+// edn_eval(db_path, script): runs a script (include/mentat/script.h) whose default
+// connection, (mentat.store/open) with no argument, is the store named by db_path; the
+// result is the last form's value as EDN text. Sandboxed: no files (other stores
+// included), network or processes; step, memory and depth limits.
+void EdnEval(sqlite3_context* c, int, sqlite3_value** argv) {
+  Call(c, "edn_eval", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto source = TextArg(argv[1]);
+    if (!source) return Null();
+#ifdef MENTAT_SQLITE_EXT_SCRIPT
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kWrite));
+    script::Interpreter interpreter;
+    interpreter.SetStore(ref.get(), "");
+    MENTAT_ASSIGN_OR_RETURN(std::string out, interpreter.EvalToString(*source));
+    return Text(std::move(out));
+#else
+    (void)db_path;
+    return Status::Unsupported("scripting is not available in this build of mentat");
+#endif
+  });
+}
+
+void EdnDatoms(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_datoms", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto index = TextArg(argv[1]);
+    if (!index) return Null();
+    std::vector<edn::Value> components;
+    if (argc > 2) {
+      if (auto text = TextArg(argv[2])) {
+        MENTAT_ASSIGN_OR_RETURN(edn::Vec parts, edn::ReadAll(*text));
+        components.assign(parts.begin(), parts.end());
+      }
+    }
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 3));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kRead));
+    MENTAT_NULL_IF_NO_STORE(ref);
+    MENTAT_ASSIGN_OR_RETURN(auto datoms, ref.get()->datoms(*index, components));
+    auto schema = ref.get()->schema();
+    edn::Vec rows;
+    rows.reserve(datoms.size());
+    for (const auto& d : datoms) {
+      edn::Value a = edn::Value::Int(d.a);
+      if (const std::string* id = schema->ident(d.a)) a = edn::Value::Keyword(*id);
+      rows.push_back(edn::Value::Vector(
+          {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx), edn::Value::Bool(d.added)}));
+    }
+    edn::Value all = edn::Value::Vector(std::move(rows));
+    if (format == Format::kEdn) return Text(edn::Print(all));
+    return Text(Dump(QueryValueJson(all)));
+  });
+}
+
+void EdnExplain(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_explain", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    auto query = TextArg(argv[1]);
+    if (!query) return Null();
+    std::optional<std::string> options;
+    if (argc > 2) options = TextArg(argv[2]);
+    MENTAT_ASSIGN_OR_RETURN(QueryOptions opts, ParseQueryOptions(*query, options));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kRead));
+    MENTAT_NULL_IF_NO_STORE(ref);
+    MENTAT_ASSIGN_OR_RETURN(std::string text, ref.get()->q_explain(*query, opts));
+    return Text(std::move(text));
+  });
+}
+
+void MentatVersion(sqlite3_context* c, int, sqlite3_value**) {
+  Call(c, "mentat_version", []() -> Out { return Text(MENTAT_VERSION); });
+}
+
+}  // namespace
+
+const FunctionSpec kFunctions[] = {
+    // name, min args, max args, function
+    {"edn_t", 2, 3, EdnT},              // (db_path, edn [, format])
+    {"edn_q", 2, 4, EdnQ},              // (db_path, query [, options [, format]])
+    {"edn_pull", 3, 4, EdnPull},        // (db_path, pattern, eid [, format])
+    {"edn_eval", 2, 2, EdnEval},        // (db_path, script)
+    {"edn_datoms", 2, 4, EdnDatoms},    // (db_path, index [, components [, format]])
+    {"edn_explain", 2, 3, EdnExplain},  // (db_path, query [, options])
+    {"mentat_version", 0, 0, MentatVersion},
+    {nullptr, 0, 0, nullptr},
+};
+
+}  // namespace mentat::sqlite_ext

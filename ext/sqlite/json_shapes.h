@@ -1,0 +1,44 @@
+// The JSON the functions return, shaped as the Rust mentat's SQLite extension shapes it
+// (its README: pg_mentat's formats), so that its users can switch.
+//
+//   edn_t {"tempids":{"a":65536},"tx_id":268435457,"tx_instant":"2024-05-01T10:00:00.123+00:00"}
+//   edn_q     relation  {"columns":["?e","?n"],"result":[[65536,"Alice"]],"results":[...]}
+//             a lone aggregate with one row  {"result":3}
+//             collection {"result":[...]}, tuple {"result":[a,b]} or {"result":null},
+//             scalar {"result":v} or {"result":null}
+//   edn_pull  {":db/id":65536,":person/name":"Alice",":person/friend":{":db/id":65537}}
+//
+// Values in query results: refs and longs are numbers, keywords ":ns/name" strings,
+// instants "YYYY-MM-DDTHH:MM:SS.ffffffZ", uuids hyphenated strings, bytes hex strings, a
+// (pull ...) element a nested object. Values in pulled maps are the same except that
+// instants are microseconds since the epoch.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mentat/edn.h"
+#include "mentat/store.h"
+
+namespace mentat::sqlite_ext {
+
+// RFC 3339 as chrono's to_rfc3339 prints UTC: no fraction, or 3 or 6 digits, "+00:00".
+std::string Rfc3339(int64_t micros);
+// ISO 8601 with 6 fraction digits and "Z" (query results).
+std::string IsoMicros(int64_t micros);
+
+nlohmann::json QueryValueJson(const edn::Value& v);
+nlohmann::json PullValueJson(const edn::Value& v);
+
+// A find element that is an aggregate ("(count ?e)"), as opposed to a variable, a pull
+// or (the ?x).
+bool IsAggregateColumn(const std::string& column);
+
+nlohmann::json TxReportJson(const TxReport& report);
+nlohmann::json QueryResultJson(const QueryResult& result);
+
+// Serializes compactly; invalid UTF-8 in strings is replaced, never an exception.
+std::string Dump(const nlohmann::json& j);
+
+}  // namespace mentat::sqlite_ext
