@@ -71,16 +71,14 @@ Completion Complete(Session& session, std::string_view before, std::string_view 
     const CommandInfo* info = name[0] == '.' ? FindCommand(name) : nullptr;
     std::string cmd = info ? info->name : "";
     bool first_arg = rest.empty();
-    if (cmd == ".open" || cmd == ".read" || (cmd == ".import" && (first_arg || word[0] != '-')) ||
-        (cmd == ".export" && first_arg)) {
-      if (!word.empty() && word[0] == '-') {
-        for (const char* o : {"--csv", "--edn", "--batch", "--since"}) add(o);
-      } else {
-        out.files = true;
-        return out;
-      }
-    } else if (cmd == ".export") {
-      add("--since");
+    bool option = word.size() >= 1 && word[0] == '-';
+    if (option && cmd == ".import") {
+      for (const char* o : {"--csv", "--edn", "--batch"}) add(o);
+    } else if (option && cmd == ".export") {
+      for (const char* o : {"--since", "--batch"}) add(o);
+    } else if (cmd == ".open" || cmd == ".read" || cmd == ".import" || cmd == ".export") {
+      out.files = true;
+      return out;
     } else if (cmd == ".format" && first_arg) {
       for (const char* f : kFormats) add(f);
     } else if (cmd == ".timer" && first_arg) {
@@ -97,7 +95,9 @@ Completion Complete(Session& session, std::string_view before, std::string_view 
       for (const char* i : {":eavt", ":aevt", ":avet", ":vaet"}) add(i);
     }
     if (!word.empty() && word[0] == ':' && cmd != ".format" && cmd != ".timer") {
-      for (const char* w : kQueryWords) add(w);
+      if (cmd.empty() || cmd == ".query" || cmd == ".explain" || cmd == ".pull" ||
+          cmd == ".transact")
+        for (const char* w : kQueryWords) add(w);
       if (Store* store = session.store()) {
         auto schema = store->schema();
         bool reverse = word.find("/_") != std::string_view::npos;

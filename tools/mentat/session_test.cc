@@ -1,0 +1,188 @@
+#include "session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "repl.h"
+
+namespace mentat::cli {
+namespace {
+
+class SessionTest : public ::testing::Test {
+ protected:
+  SessionTest() : session_(out_, err_) {}
+  void SetUp() override {
+    ASSERT_TRUE(session_.Open("").ok());
+    session_.set_format(Format::kEdn);
+    ASSERT_TRUE(
+        Run(".t [{:db/ident :p/name :db/valueType :db.type/string"
+            " :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}"
+            " {:db/ident :p/friend :db/valueType :db.type/ref"
+            " :db/cardinality :db.cardinality/many}]"));
+  }
+  bool Run(const std::string& command) {
+    out_.str("");
+    err_.str("");
+    return session_.Run(command);
+  }
+  std::ostringstream out_, err_;
+  Session session_;
+};
+
+TEST_F(SessionTest, TransactAndReadBack) {
+  ASSERT_TRUE(Run(".t [{:db/id \"a\" :p/name \"Ada\"}]"));
+  EXPECT_EQ(out_.str().substr(0, 23), "{:tempids {\"a\" 65536}, ");
+  ASSERT_TRUE(Run(".datoms :avet :p/name"));
+  EXPECT_EQ(out_.str(), "[[65536 :p/name \"Ada\" 268435458 true]]\n");
+  session_.set_format(Format::kCsv);
+  ASSERT_TRUE(Run(".datoms :avet :p/name \"Ada\""));
+  EXPECT_EQ(out_.str(), "e,a,v,tx,added\n65536,:p/name,Ada,268435458,true\n");
+  EXPECT_EQ(err_.str(), "");
+}
+
+TEST_F(SessionTest, ErrorsNameTheCommandAndPointAtTheText) {
+  EXPECT_FALSE(Run(".t [{:p/name 42}]"));
+  EXPECT_EQ(err_.str(),
+            "error: .t: 1:11: value type mismatch for :p/name: expected a string, got integer "
+            "42 in [:db/add _ :p/name 42]\n"
+            "  [{:p/name 42}]\n"
+            "            ^\n");
+  EXPECT_EQ(out_.str(), "");
+  EXPECT_FALSE(Run(".schem"));
+  EXPECT_EQ(err_.str(), "error: .schem: unknown command '.schem' (did you mean .schema?)\n");
+  EXPECT_FALSE(Run("(+ 1 2)"));
+  EXPECT_EQ(err_.str(),
+            "error: '(+ 1 2)' is not a command (queries go after .q, transactions after .t)\n");
+  EXPECT_FALSE(Run(".transact"));
+  EXPECT_EQ(err_.str(), "error: .transact: usage: .transact EDN\n");
+}
+
+TEST_F(SessionTest, ErrorTextCaretForSuffixPositions) {
+  EXPECT_EQ(session_.ErrorText(".q [:find ?x\n :wher [?x]]",
+                               Status::Parse("unknown query section :wher at 2:2")),
+            "error: .q: unknown query section :wher at 2:2\n   :wher [?x]]\n   ^");
+  EXPECT_EQ(session_.ErrorText("[:find ?x :wher [?x]]", Status::Parse("bad at 1:11")),
+            "error: .query: bad at 1:11\n  [:find ?x :wher [?x]]\n            ^");
+}
+
+TEST_F(SessionTest, BareQueriesRunAsQueries) {
+  out_.str("");
+  Status st = session_.Execute("[:find ?e . :where [?e :db/ident :p/name]]");
+  if (st.ok()) {
+    EXPECT_EQ(out_.str(), "26\n");
+  } else {
+    EXPECT_EQ(st.code(), Code::kUnsupported) << st.ToString();
+  }
+}
+
+TEST_F(SessionTest, FormatTimerHelpExit) {
+  ASSERT_TRUE(Run(".format"));
+  EXPECT_EQ(out_.str(), "edn\n");
+  ASSERT_TRUE(Run(".format table"));
+  EXPECT_EQ(session_.format(), Format::kTable);
+  EXPECT_FALSE(Run(".format yaml"));
+  EXPECT_EQ(session_.format(), Format::kTable);
+  ASSERT_TRUE(Run(".timer on"));
+  ASSERT_TRUE(Run(".schema"));
+  EXPECT_EQ(err_.str().substr(0, 6), "time: ");
+  ASSERT_TRUE(Run(".timer off"));
+  ASSERT_TRUE(Run(".help import"));
+  EXPECT_EQ(out_.str().substr(0, 14), ".import FILE [");
+  EXPECT_FALSE(session_.exit_requested());
+  ASSERT_TRUE(Run(".quit"));
+  EXPECT_TRUE(session_.exit_requested());
+}
+
+TEST_F(SessionTest, RunStreamJoinsLinesAndCountsFailures) {
+  std::istringstream in(
+      "; comment\n"
+      "\n"
+      ".t [{:p/name \"Ada\"}\n"
+      "    {:p/name \"Bob\"}]\n"
+      "# another comment\n"
+      ".nope\n"
+      ".datoms :avet :p/name\n"
+      ".exit\n"
+      ".nope-again\n");
+  out_.str("");
+  err_.str("");
+  EXPECT_EQ(session_.RunStream(in), 1);
+  EXPECT_NE(out_.str().find("[[65536 :p/name \"Ada\" 268435458 true] [65537 :p/name \"Bob\""),
+            std::string::npos)
+      << out_.str();
+  EXPECT_EQ(err_.str(), "error: .nope: unknown command '.nope' (try .help)\n");
+}
+
+TEST_F(SessionTest, BailStopsAtTheFirstFailure) {
+  session_.set_bail(true);
+  std::istringstream in(".nope\n.t [{:p/name \"Ada\"}]\n");
+  EXPECT_EQ(session_.RunStream(in), 1);
+  EXPECT_TRUE(Run(".datoms :avet :p/name"));
+  EXPECT_EQ(out_.str(), "[]\n");
+}
+
+TEST_F(SessionTest, ExportImportAndRead) {
+  std::string dir = ::testing::TempDir();
+  std::string dump = dir + "/session-test-dump.edn", cmds = dir + "/session-test.mentat";
+  ASSERT_TRUE(Run(".t [{:db/id \"a\" :p/name \"Ada\"} {:p/name \"Bob\" :p/friend \"a\"}]"));
+  ASSERT_TRUE(Run(".export " + dump));
+  EXPECT_EQ(out_.str(), "{:datoms 10, :entities 4, :file \"" + dump + "\", :transactions 2}\n");
+  {
+    std::ofstream f(cmds);
+    f << ".import " << dump << "\n.datoms :aevt :p/friend\n";
+  }
+  Session other(out_, err_);
+  ASSERT_TRUE(other.Open("").ok());
+  out_.str("");
+  ASSERT_TRUE(other.Run(".read " + cmds));
+  EXPECT_NE(out_.str().find(":transactions 2}"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":p/friend 65536"), std::string::npos) << out_.str();
+  EXPECT_FALSE(other.Run(".read " + dir + "/no-such-file"));
+  std::remove(dump.c_str());
+  std::remove(cmds.c_str());
+}
+
+TEST_F(SessionTest, EntityAndStats) {
+  ASSERT_TRUE(Run(".t [{:db/id \"a\" :p/name \"Ada\"} {:p/name \"Bob\" :p/friend \"a\"}]"));
+  ASSERT_TRUE(Run(".entity [:p/name \"Bob\"]"));
+  EXPECT_NE(out_.str().find(":p/name \"Bob\""), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":db/id 65537"), std::string::npos) << out_.str();
+  EXPECT_FALSE(Run(".entity [:p/name \"Nobody\"]"));
+  ASSERT_TRUE(Run(".stats"));
+  EXPECT_NE(out_.str().find(":attributes {"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":p/friend 1"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":p/name 2"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":entities 2"), std::string::npos) << out_.str();
+}
+
+TEST_F(SessionTest, NotYetAvailableCommandsFail) {
+  EXPECT_FALSE(Run(".tune"));
+  EXPECT_NE(err_.str().find("not available yet"), std::string::npos);
+  EXPECT_FALSE(Run(".tune sideways"));
+  EXPECT_NE(err_.str().find("usage"), std::string::npos);
+}
+
+TEST_F(SessionTest, CompletesCommandsArgumentsAndIdents) {
+  using W = std::vector<std::string>;
+  EXPECT_EQ(Complete(session_, "", ".sch").words, W{".schema"});
+  EXPECT_EQ(Complete(session_, "", ".t").words, (W{".t", ".timer", ".transact", ".tune"}));
+  EXPECT_EQ(Complete(session_, ".format ", "j").words, W{"json"});
+  EXPECT_EQ(Complete(session_, ".timer ", "").words, (W{"off", "on"}));
+  EXPECT_EQ(Complete(session_, ".help ", "tr").words, W{"transact"});
+  EXPECT_EQ(Complete(session_, ".datoms ", ":a").words, (W{":aevt", ":avet"}));
+  EXPECT_EQ(Complete(session_, ".q [", ":fi").words, W{":find"});
+  EXPECT_EQ(Complete(session_, ".q [:find ?e :where [?e ", ":p/").words,
+            (W{":p/friend", ":p/name"}));
+  EXPECT_EQ(Complete(session_, ".pull [", ":p/_").words, W{":p/_friend"});
+  EXPECT_EQ(Complete(session_, ".t [{:db/id 1\n  ", ":p/n").words, W{":p/name"});
+  EXPECT_TRUE(Complete(session_, ".import ", "da").files);
+  EXPECT_TRUE(Complete(session_, ".open ", "").files);
+  EXPECT_EQ(Complete(session_, ".import x.csv ", "--b").words, W{"--batch"});
+  EXPECT_EQ(Complete(session_, ".export x.edn ", "--").words, (W{"--batch", "--since"}));
+}
+
+}  // namespace
+}  // namespace mentat::cli
