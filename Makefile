@@ -33,3 +33,52 @@ clean:
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+# ---- Reliability (doc/reliability.md): sanitizers, fuzzing, stress ----
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
+STRESS_SECONDS ?= 120
+FUZZ_DEB_PACKAGES := clang libclang-rt-14-dev
+
+.PHONY: test-asan test-tsan fuzz stress
+
+# The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMENTAT_SANITIZE=ON \
+	  -DMENTAT_BENCHMARKS=OFF
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 1200
+
+# The concurrency tests (reliability and store unit tests) under ThreadSanitizer.
+test-tsan: deps
+	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DMENTAT_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target reliability_tests reliability_worker unit_tests
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(BUILD_TSAN)/test/reliability/reliability_tests --gtest_filter='Concurrency.*'
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  $(BUILD_TSAN)/test/unit_tests --gtest_filter='*Concurren*:*Reader*:*Writer*:*Interrupt*'
+
+# Each libFuzzer target for FUZZ_SECONDS (clang, ASan + UBSan); see fuzz/README.md.
+fuzz: deps
+	@missing=""; for p in $(FUZZ_DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	cmake -S fuzz -B $(BUILD_FUZZ) -G Ninja -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	python3 fuzz/build_corpus.py --out $(BUILD_FUZZ)/corpus
+	bash fuzz/run.sh $(BUILD_FUZZ) $(FUZZ_SECONDS)
+
+# The reliability tests run long: more kills, longer concurrency, more damaged files.
+stress: build
+	MENTAT_CRASH_ITERATIONS=400 MENTAT_STRESS_MILLIS=$$(( $(STRESS_SECONDS) * 1000 )) \
+	  MENTAT_STRESS_PROCESSES=4 MENTAT_DAMAGE_ROUNDS=1000 \
+	  $(BUILD)/test/reliability/reliability_tests
