@@ -335,6 +335,37 @@ def test_ctrl_c_interrupts_query(tmp):
     check(t.wait() == 1, "the interrupted query counts as a failure", t)
 
 
+def test_ctrl_c_interrupts_script(tmp):
+    store = os.path.join(tmp, "s.db")
+    subprocess.run([MENTAT, store, SCHEMA], check=True, capture_output=True)
+    data = os.path.join(tmp, "data.edn")
+    with open(data, "w") as f:
+        f.write("[" + " ".join('{:person/name "n%d" :person/age %d}' % (i, i)
+                               for i in range(2000)) + "]\n")
+    subprocess.run([MENTAT, store, ".import " + data], check=True, capture_output=True)
+    t = Term([store], {"MENTAT_HISTORY": ""})
+    t.prompt()
+    m = t.mark()
+    t.line(".eval (def n (atom 0))")
+    t.prompt(since=m)
+    m = t.mark()
+    # A script running a query that takes far longer than the test waits (few steps, so
+    # no step limit): Ctrl-C stops the script and its query.
+    t.line(".eval (swap! n inc) (mentat.store/q (mentat.store/db conn) "
+           "'[:find (count ?a) . :where [?a :person/age ?x] [?b :person/age ?y] "
+           "[?c :person/age ?z] [(< ?x ?y)] [(< ?y ?z)]])")
+    time.sleep(1.0)
+    t.send("\x03")
+    m2 = t.expect(r"error: \.eval: ([^\n]*)", since=m, timeout=30)
+    check("interrupt" in m2.group(1), f"expected an interrupt, got: {m2.group(1)}", t)
+    t.prompt(since=m)
+    m = t.mark()
+    t.line(".eval (deref n)")  # the interpreter and its definitions are still there
+    t.expect(r"\n1\s", since=m)
+    t.line(".exit")
+    t.wait()
+
+
 def test_colors(tmp):
     store = os.path.join(tmp, "a.db")
     t = Term([store], {"MENTAT_HISTORY": "", "NO_COLOR": None})

@@ -1,5 +1,5 @@
 // The data commands: .transact, .query, .explain, .pull, .entity, .datoms, .schema,
-// .stats, .tune and .eval.
+// .stats and .tune.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -122,32 +122,9 @@ Status Session::Entity(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   if (rest.empty()) return Status::InvalidArgument("usage: .entity EID");
   MENTAT_ASSIGN_OR_RETURN(edn::Value eid, edn::Read(rest));
-  auto pulled = store_->pull("[*]", eid);
-  if (pulled.ok() || pulled.status().code() != Code::kUnsupported) {
-    if (!pulled.ok()) return pulled.status();
-    if (pulled->is_nil()) return Status::NotFound("no entity " + edn::Print(eid));
-    PrintMap(out_, style_, *pulled);
-    return Status::OK();
-  }
-  // Without pull: the entity's datoms as a map, refs as {:db/id N}.
-  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(":eavt", {eid}));
-  if (datoms.empty()) return Status::NotFound("no entity " + edn::Print(eid));
-  auto schema = store_->schema();
-  edn::MapEntries m;
-  m.emplace_back(Kw("db/id"), edn::Value::Int(datoms[0].e));
-  std::map<Entid, edn::Vec> values;
-  for (const auto& d : datoms) {
-    const Attribute* a = schema->attribute(d.a);
-    edn::Value v = d.v;
-    if (a && a->type == ValueType::kRef && v.is_int()) v = edn::Value::Map({{Kw("db/id"), v}});
-    values[d.a].push_back(v);
-  }
-  for (auto& [a, vs] : values) {
-    const Attribute* attr = schema->attribute(a);
-    edn::Value key = attr ? edn::Value::Keyword(attr->ident) : edn::Value::Int(a);
-    m.emplace_back(key, attr && attr->many ? edn::Value::Vector(std::move(vs)) : vs[0]);
-  }
-  PrintMap(out_, style_, edn::Value::Map(std::move(m)));
+  MENTAT_ASSIGN_OR_RETURN(mentat::Entity entity, store_->entity(eid));
+  MENTAT_ASSIGN_OR_RETURN(edn::Value map, entity.touch());
+  PrintMap(out_, style_, map);
   return Status::OK();
 }
 
@@ -277,11 +254,6 @@ Status Session::Tune(const std::string& rest) {
   if (!rest.empty() && rest != "dry" && rest != "adaptive" && rest != "schema" && rest != "off")
     return Status::InvalidArgument("usage: .tune [dry|adaptive|schema|off]");
   return Status::Unsupported("not available yet (index tuning lands with the performance work)");
-}
-
-Status Session::Eval(const std::string& rest) {
-  if (rest.empty()) return Status::InvalidArgument("usage: .eval SCRIPT");
-  return Status::Unsupported("not available yet (scripting has not landed)");
 }
 
 }  // namespace mentat::cli

@@ -3,7 +3,6 @@
 
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -12,26 +11,10 @@
 #include "repl.h"
 #include "session.h"
 
-namespace {
-
-using mentat::cli::Args;
-using mentat::cli::Format;
-using mentat::cli::Session;
-
-int RunScriptFile(Session& session, const std::string& file) {
-  std::ifstream in(file);
-  if (!in) {
-    std::cerr << "error: run: cannot read '" << file << "'\n";
-    return 1;
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return session.Run(".eval " + text.str()) ? 0 : 1;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+  using mentat::cli::Args;
+  using mentat::cli::Format;
+  using mentat::cli::Session;
   std::vector<std::string> argv_strings(argv + 1, argv + argc);
   Args args;
   std::string error;
@@ -86,7 +69,7 @@ int main(int argc, char** argv) {
     }
   }
   if (!args.run_file.empty() && !session.exit_requested()) {
-    failures += RunScriptFile(session, args.run_file);
+    if (!session.RunScriptFile(args.run_file)) ++failures;
   }
   if (!args.command_file.empty() && !session.exit_requested()) {
     std::ifstream in(args.command_file);

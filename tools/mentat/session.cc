@@ -47,7 +47,10 @@ const std::vector<CommandInfo>& Commands() {
        "The schema first, then the entities with tempids, in transactions of about N\n"
        "datoms (default 10000). FILE - writes to the output. --since T (a transaction id\n"
        "or an instant) dumps only the current datoms asserted after T."},
-      {".eval", nullptr, "SCRIPT", "evaluate a script and print its value", ""},
+      {".eval", nullptr, "SCRIPT", "evaluate a script and print its value",
+       "A Clojure-flavoured script (doc/script.md); `conn` is the open store, definitions\n"
+       "persist. Example: .eval (mentat.store/q (mentat.store/db conn)\n"
+       "                          '[:find (count ?e) . :where [?e :db/ident]])"},
       {".read", nullptr, "FILE", "run the commands in FILE", ""},
       {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format", ""},
       {".timer", nullptr, "[on|off]", "print how long each command took", ""},
@@ -87,6 +90,7 @@ Status Session::Open(const std::string& path) {
   auto s = Store::open(p, store_options_);
   if (!s.ok()) return s.status();
   SetInterruptStore(nullptr);  // the old store is about to close
+  if (interpreter_) interpreter_->SetStore(s->get(), "conn");
   store_ = std::move(*s);
   path_ = p;
   SetInterruptStore(store_.get());

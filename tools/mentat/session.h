@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mentat/script.h"
 #include "mentat/store.h"
 #include "output.h"
 
@@ -49,6 +50,9 @@ class Session {
   // or (with set_bail) the first failure.
   // Returns the number of commands that failed.
   int RunStream(std::istream& in);
+  // Evaluates the script in the file at `path` (`mentat run FILE`) and prints its value,
+  // or its error. True on success.
+  bool RunScriptFile(const std::string& path);
 
   bool exit_requested() const { return exit_; }
   OutputStyle& style() { return style_; }
@@ -78,6 +82,9 @@ class Session {
   Status Stats(const std::string& rest);
   Status Tune(const std::string& rest);
   Status Eval(const std::string& rest);
+  // Evaluates `source` with the session's interpreter (created on first use, with the
+  // open store as `conn`; definitions persist across calls) and prints the last value.
+  Status EvalScript(const std::string& source);
   Status Import(const std::string& rest);
   Status Export(const std::string& rest);
   Status Read(const std::string& rest);
@@ -91,6 +98,7 @@ class Session {
   std::ostream& out_;
   std::ostream& err_;
   std::unique_ptr<Store> store_;
+  std::unique_ptr<script::Interpreter> interpreter_;  // declared after store_: freed first
   std::string path_;
   Options store_options_;
   OutputStyle style_;

@@ -1,0 +1,3 @@
+(def x 1)
+
+(+ x :not-a-number)
