@@ -161,8 +161,6 @@ Status Session::Schema(const std::string& rest) {
     attrs.push_back(&attr);
   }
   if (!want.empty() && attrs.empty()) return Status::NotFound("unknown attribute :" + want);
-  std::sort(attrs.begin(), attrs.end(),
-            [](const Attribute* a, const Attribute* b) { return a->ident < b->ident; });
   edn::Vec whole;
   bool any_flag = false, any_doc = false;
   for (const Attribute* a : attrs) {

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   mentat::cli::OutputStyle& style = session.style();
   style.format = args.format.value_or(tty_out ? Format::kTable : Format::kEdn);
   style.color = !args.no_color && mentat::cli::ColorWanted(STDOUT_FILENO);
-  style.max_width = tty_out ? mentat::cli::TerminalWidth(STDOUT_FILENO) : 0;
+  session.set_fit_terminal(tty_out);
   session.set_error_color(!args.no_color && mentat::cli::ColorWanted(STDERR_FILENO));
   session.set_progress(isatty(STDERR_FILENO));
   session.set_timer(args.timer);
@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   if (repl) {
     mentat::cli::ReplOptions options;
     options.history_file = mentat::cli::DefaultHistoryFile();
+    options.banner = tty_out;
     return mentat::cli::RunRepl(session, options) == 0 ? 0 : 1;
   }
 

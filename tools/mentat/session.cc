@@ -3,6 +3,8 @@
 // commands.cc, .import and .export in transfer.cc.
 #include "session.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -126,6 +128,7 @@ Status Session::Execute(const std::string& command) {
     name = ".query";
     rest = command;
   }
+  if (fit_terminal_) style_.max_width = TerminalWidth(STDOUT_FILENO);
   auto start = std::chrono::steady_clock::now();
   Status st;
   {

@@ -62,6 +62,9 @@ class Session {
   // Show a progress bar on stderr for long commands (when stderr is a terminal).
   void set_progress(bool on) { progress_ = on; }
   void set_timer(bool on) { timer_ = on; }
+  // Fit tables to the width of the terminal on standard output, read before each command
+  // (the window may have been resized).
+  void set_fit_terminal(bool on) { fit_terminal_ = on; }
   // Stop RunStream at the first failing command.
   void set_bail(bool on) { bail_ = on; }
   Store* store() { return store_.get(); }
@@ -105,6 +108,7 @@ class Session {
   bool err_color_ = false;
   bool progress_ = false;
   bool timer_ = false;
+  bool fit_terminal_ = false;
   bool exit_ = false;
   bool bail_ = false;
   int read_depth_ = 0;
