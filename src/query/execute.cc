@@ -161,10 +161,15 @@ Status Execution::Prepare() {
           if (!nt)
             return Status::InvalidArgument("input " + slot.var + ": " + edn::Print(x) +
                                            " is not a scalar value");
-          if (kinds[k] && *kinds[k] != *nt)
-            return Status::InvalidArgument("input " + slot.var + " mixes values of types " +
-                                           VTName(*kinds[k]) + " and " + VTName(*nt));
-          kinds[k] = nt;
+          auto num = [](VT t) { return t == VT::kLong || t == VT::kDouble || t == VT::kNumeric; };
+          if (kinds[k] && *kinds[k] != *nt) {
+            if (!num(*kinds[k]) || !num(*nt))
+              return Status::InvalidArgument("input " + slot.var + " mixes values of types " +
+                                             VTName(*kinds[k]) + " and " + VTName(*nt));
+            kinds[k] = VT::kNumeric;  // longs and doubles: decoded by storage class
+          } else {
+            kinds[k] = nt;
+          }
         }
         MENTAT_ASSIGN_OR_RETURN(auto enc, Encode(x, slot.encode, "$", slot.var));
         if (!enc) {
