@@ -312,7 +312,20 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
   }
   for (const RuleDef& def : defs) {
     std::map<std::string, std::string> rename;
-    for (size_t i = 0; i < def.params.size(); ++i) rename[def.params[i]] = args[i].name;
+    Clauses unify;  // a parameter written twice in the head: its arguments are equal
+    for (size_t i = 0; i < def.params.size(); ++i) {
+      auto [it, fresh_param] = rename.emplace(def.params[i], args[i].name);
+      if (fresh_param || it->second == args[i].name) continue;
+      Clause u;
+      u.kind = Clause::Kind::kFn;
+      u.form = def.form;
+      u.fn = "identity";
+      u.args.push_back(Term::Var(it->second));
+      u.binding.kind = BindingForm::Kind::kScalar;
+      u.binding.vars.push_back(args[i].name);
+      u.binding.form = def.form;
+      unify.push_back(std::move(u));
+    }
     int tag = fresh_++;
     std::function<void(Clause&)> fix = [&](Clause& c) {
       auto ren = [&](std::string& v) {
@@ -339,6 +352,7 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
       fix(copy);
       branch.body.push_back(std::move(copy));
     }
+    branch.body.insert(branch.body.end(), unify.begin(), unify.end());
     out.body.push_back(std::move(branch));
   }
   return out;
