@@ -61,61 +61,104 @@ std::string InList(const std::vector<Entid>& ids) {
   return s + ")";
 }
 
-// Reads the rows of `eids` (sorted, distinct), forward or reverse, restricted to `attrs`
-// when not empty, sorted by (e, a, v).
+// Streams the rows of `eids` (sorted, distinct), forward or reverse, restricted to
+// `attrs` when not empty, in (e, a, v) order.
+class Cursor {
+ public:
+  Status Open(storage::Connection* c, const Schema& schema, const ResolvedView& view, bool reverse,
+              const std::vector<Entid>& eids, const std::vector<Entid>& attrs) {
+    schema_ = &schema;
+    reverse_ = reverse;
+    if (eids.empty()) {
+      done_ = true;
+      return Status::OK();
+    }
+    const char* ecol = reverse ? "v" : "e";
+    std::string where = eids.size() == 1
+                            ? std::string(ecol) + " = ?1"
+                            : std::string(ecol) + " IN (SELECT value FROM json_each(?1))";
+    if (!attrs.empty())
+      where = (reverse ? "a" + InList(attrs) + " AND " : "") + where +
+              (reverse ? "" : " AND a" + InList(attrs));
+    std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
+    sql += ViewSql(view, where);
+    sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
+    // Statements over the current view are cached; as-of and since statements embed their
+    // time point, so they are prepared per call rather than piling up in the cache.
+    if (!view.as_of && !view.since) {
+      MENTAT_ASSIGN_OR_RETURN(auto cs, c->Cached(sql));
+      cached_.emplace(std::move(cs));
+      s_ = &**cached_;
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(fresh_, c->Prepare(sql));
+      s_ = &fresh_;
+    }
+    if (eids.size() == 1) {
+      s_->BindInt(1, eids[0]);
+    } else {
+      s_->BindText(1, JsonIds(eids));
+    }
+    return Advance();
+  }
+
+  // Appends to `out` the rows of entity `e`, skipping those of smaller entities.
+  // REQUIRES: ascending `e` from call to call.
+  Status Take(Entid e, std::vector<Row>* out) {
+    while (!done_ && pending_.e < e) MENTAT_RETURN_IF_ERROR(Advance());
+    while (!done_ && pending_.e == e) {
+      out->push_back(std::move(pending_));
+      MENTAT_RETURN_IF_ERROR(Advance());
+    }
+    return Status::OK();
+  }
+
+  Status TakeAll(std::vector<Row>* out) {
+    while (!done_) {
+      out->push_back(std::move(pending_));
+      MENTAT_RETURN_IF_ERROR(Advance());
+    }
+    return Status::OK();
+  }
+
+ private:
+  Status Advance() {
+    MENTAT_ASSIGN_OR_RETURN(bool row, s_->Step());
+    if (!row) {
+      done_ = true;
+      return Status::OK();
+    }
+    pending_.e = s_->ColumnInt(0);
+    pending_.a = s_->ColumnInt(1);
+    if (reverse_) {
+      pending_.v = edn::Value::Int(s_->ColumnInt(2));
+      return Status::OK();
+    }
+    if (pending_.a != last_a_) {
+      const Attribute* attr = schema_->attribute(pending_.a);
+      type_ = attr ? attr->type : ValueType::kLong;
+      last_a_ = pending_.a;
+    }
+    pending_.v = schema::ColumnValue(*s_, 2, type_);
+    return Status::OK();
+  }
+
+  const Schema* schema_ = nullptr;
+  bool reverse_ = false;
+  storage::Statement fresh_;
+  std::optional<storage::CachedStatement> cached_;
+  storage::Statement* s_ = nullptr;
+  bool done_ = false;
+  Row pending_{0, 0, {}};
+  Entid last_a_ = -1;
+  ValueType type_ = ValueType::kLong;
+};
+
 Status FetchRows(storage::Connection* c, const Schema& schema, const ResolvedView& view,
                  bool reverse, const std::vector<Entid>& eids, const std::vector<Entid>& attrs,
                  std::vector<Row>* out) {
-  if (eids.empty()) return Status::OK();
-  const char* ecol = reverse ? "v" : "e";
-  std::string where = eids.size() == 1
-                          ? std::string(ecol) + " = ?1"
-                          : std::string(ecol) + " IN (SELECT value FROM json_each(?1))";
-  if (!attrs.empty())
-    where = (reverse ? "a" + InList(attrs) + " AND " : "") + where +
-            (reverse ? "" : " AND a" + InList(attrs));
-  std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
-  sql += ViewSql(view, where);
-  sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
-  // Statements over the current view are cached; as-of and since statements embed their
-  // time point, so they are prepared per call rather than piling up in the cache.
-  storage::Statement fresh;
-  storage::Statement* s = nullptr;
-  std::optional<storage::CachedStatement> cached;
-  if (!view.as_of && !view.since) {
-    MENTAT_ASSIGN_OR_RETURN(auto cs, c->Cached(sql));
-    cached.emplace(std::move(cs));
-    s = &**cached;
-  } else {
-    MENTAT_ASSIGN_OR_RETURN(fresh, c->Prepare(sql));
-    s = &fresh;
-  }
-  if (eids.size() == 1) {
-    s->BindInt(1, eids[0]);
-  } else {
-    s->BindText(1, JsonIds(eids));
-  }
-  Entid last_a = -1;
-  ValueType type = ValueType::kLong;
-  for (;;) {
-    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
-    if (!row) break;
-    Row r;
-    r.e = s->ColumnInt(0);
-    r.a = s->ColumnInt(1);
-    if (reverse) {
-      r.v = edn::Value::Int(s->ColumnInt(2));
-    } else {
-      if (r.a != last_a) {
-        const Attribute* attr = schema.attribute(r.a);
-        type = attr ? attr->type : ValueType::kLong;
-        last_a = r.a;
-      }
-      r.v = schema::ColumnValue(*s, 2, type);
-    }
-    out->push_back(std::move(r));
-  }
-  return Status::OK();
+  Cursor cursor;
+  MENTAT_RETURN_IF_ERROR(cursor.Open(c, schema, view, reverse, eids, attrs));
+  return cursor.TakeAll(out);
 }
 
 // For each of `eids` (sorted, distinct), the range of its rows in `rows` (sorted by e).
@@ -203,24 +246,36 @@ class Executor {
   }
 
   Status RunGroup(const Pattern& p, const std::vector<size_t>& members, std::vector<size_t>* next) {
+    // Members in entity order; forward rows stream in that order, one entity at a time, so
+    // a large batch never holds all of its rows at once.
+    std::vector<std::pair<Entid, size_t>> order;
+    order.reserve(members.size());
+    for (size_t n : members) order.emplace_back(nodes_[n].e, n);
+    std::sort(order.begin(), order.end());
     std::vector<Entid> eids;
-    eids.reserve(members.size());
-    for (size_t n : members) eids.push_back(nodes_[n].e);
-    std::sort(eids.begin(), eids.end());
-    eids.erase(std::unique(eids.begin(), eids.end()), eids.end());
-    std::vector<Row> fwd, rev;
-    if (p.wildcard || !p.forward_attrs.empty()) {
-      MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, false, eids,
-                                       p.wildcard ? std::vector<Entid>{} : p.forward_attrs, &fwd));
-    }
+    eids.reserve(order.size());
+    for (const auto& [e, n] : order)
+      if (eids.empty() || eids.back() != e) eids.push_back(e);
+    std::vector<Row> rev;
     if (!p.reverse_attrs.empty()) {
       MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, true, eids, p.reverse_attrs, &rev));
     }
-    auto fwd_ranges = Ranges(eids, fwd);
     auto rev_ranges = Ranges(eids, rev);
-    for (size_t n : members) {
-      size_t i = std::lower_bound(eids.begin(), eids.end(), nodes_[n].e) - eids.begin();
-      Fill(n, p, fwd, fwd_ranges[i], rev, rev_ranges[i], next);
+    Cursor fwd;
+    bool read_forward = p.wildcard || !p.forward_attrs.empty();
+    if (read_forward) {
+      MENTAT_RETURN_IF_ERROR(fwd.Open(c_, schema_, view_, false, eids,
+                                      p.wildcard ? std::vector<Entid>{} : p.forward_attrs));
+    }
+    std::vector<Row> cur;
+    size_t m = 0;
+    for (size_t i = 0; i < eids.size(); ++i) {
+      cur.clear();
+      if (read_forward) MENTAT_RETURN_IF_ERROR(fwd.Take(eids[i], &cur));
+      for (; m < order.size() && order[m].first == eids[i]; ++m) {
+        bool last = m + 1 == order.size() || order[m + 1].first != eids[i];
+        Fill(order[m].second, p, &cur, last, rev, rev_ranges[i], next);
+      }
     }
     return Status::OK();
   }
@@ -245,25 +300,30 @@ class Executor {
     return &wildcard_specs_.emplace(a, std::move(s)).first->second;
   }
 
-  void Fill(size_t n, const Pattern& p, const std::vector<Row>& fwd, std::pair<size_t, size_t> fr,
+  // Builds node `n` from its forward rows `fwd` (moved from when `last`: no other node
+  // reads them) and its reverse rows rev[rr].
+  void Fill(size_t n, const Pattern& p, std::vector<Row>* fwd, bool last,
             const std::vector<Row>& rev, std::pair<size_t, size_t> rr, std::vector<size_t>* next) {
     std::vector<Node> children;  // appended to nodes_ after this node is filled
     Node& node = nodes_[n];
     if (p.db_id_key) node.entries.emplace_back(*p.db_id_key, edn::Value::Int(node.e));
     std::vector<bool> found(p.specs.size(), false);
     std::vector<edn::Value> values;
-    for (size_t r = fr.first; r < fr.second;) {
-      Entid a = fwd[r].a;
+    std::vector<size_t> specs;
+    std::vector<Row>& rows = *fwd;
+    for (size_t r = 0; r < rows.size();) {
+      Entid a = rows[r].a;
       values.clear();
-      for (; r < fr.second && fwd[r].a == a; ++r) values.push_back(fwd[r].v);
-      bool explicit_spec = false;
-      for (size_t i = 0; i < p.specs.size(); ++i) {
-        const AttrSpec& s = p.specs[i];
-        if (s.dir != AttrSpec::Dir::kForward || s.a != a) continue;
-        explicit_spec = found[i] = true;
-        Emit(n, node, s, values, &children);
+      for (; r < rows.size() && rows[r].a == a; ++r)
+        values.push_back(last ? std::move(rows[r].v) : rows[r].v);
+      specs.clear();
+      for (size_t i = 0; i < p.specs.size(); ++i)
+        if (p.specs[i].dir == AttrSpec::Dir::kForward && p.specs[i].a == a) specs.push_back(i);
+      for (size_t k = 0; k < specs.size(); ++k) {
+        found[specs[k]] = true;
+        Emit(n, node, p.specs[specs[k]], &values, k + 1 == specs.size(), &children);
       }
-      if (!explicit_spec && p.wildcard) Emit(n, node, *WildcardSpec(a), values, &children);
+      if (specs.empty() && p.wildcard) Emit(n, node, *WildcardSpec(a), &values, true, &children);
     }
     for (size_t i = 0; i < p.specs.size(); ++i) {
       const AttrSpec& s = p.specs[i];
@@ -272,7 +332,7 @@ class Executor {
         for (size_t r = rr.first; r < rr.second; ++r)
           if (rev[r].a == s.a) values.push_back(rev[r].v);
         found[i] = !values.empty();
-        if (found[i]) Emit(n, node, s, values, &children);
+        if (found[i]) Emit(n, node, s, &values, true, &children);
       }
       if (!found[i] && s.default_value) node.entries.emplace_back(s.key, *s.default_value);
     }
@@ -288,18 +348,26 @@ class Executor {
     return false;
   }
 
-  void Emit(size_t n, Node& node, const AttrSpec& s, const std::vector<edn::Value>& values,
+  // Adds the values of spec `s` to `node` (moving them out of `*vals` when `take`).
+  void Emit(size_t n, Node& node, const AttrSpec& s, std::vector<edn::Value>* vals, bool take,
             std::vector<Node>* children) {
+    std::vector<edn::Value>& values = *vals;
     size_t count = values.size();
     if (s.limit && static_cast<int64_t>(count) > *s.limit) count = static_cast<size_t>(*s.limit);
     if (!s.many) count = std::min<size_t>(count, 1);
     if (count == 0) return;
     if (s.type != ValueType::kRef) {
       if (s.many) {
-        node.entries.emplace_back(
-            s.key, edn::Value::Vector(edn::Vec(values.begin(), values.begin() + count)));
+        edn::Vec out;
+        if (take) {
+          values.resize(count);
+          out = std::move(values);
+        } else {
+          out.assign(values.begin(), values.begin() + count);
+        }
+        node.entries.emplace_back(s.key, edn::Value::Vector(std::move(out)));
       } else {
-        node.entries.emplace_back(s.key, values[0]);
+        node.entries.emplace_back(s.key, take ? std::move(values[0]) : values[0]);
       }
       return;
     }

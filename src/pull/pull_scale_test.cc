@@ -132,16 +132,25 @@ double Percentile(std::vector<double> v, double p) {
 TEST(PullScale, DISABLED_StarOnIssueLatency) {
   int n_issues = 130000;
   if (const char* env = std::getenv("MENTAT_PULL_BENCH_ISSUES")) n_issues = std::atoi(env);
+  // MENTAT_PULL_BENCH_DB: load into (and keep) this file, or reuse it when it has data.
+  const char* keep = std::getenv("MENTAT_PULL_BENCH_DB");
   char dir_tmpl[] = "/tmp/mentat-pull-scale-XXXXXX";
-  std::string dir = mkdtemp(dir_tmpl);
-  std::string path = dir + "/s.db";
+  std::string dir = keep ? "" : mkdtemp(dir_tmpl);
+  std::string path = keep ? keep : dir + "/s.db";
   auto s = Store::open(path);
   ASSERT_TRUE(s.ok());
-  auto t0 = std::chrono::steady_clock::now();
-  Dataset d = Load(s->get(), 1600, 200, n_issues);
-  double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  Dataset d;
+  if (auto existing = (*s)->datoms(":aevt", {Value::Keyword("issue/title")});
+      existing.ok() && !existing->empty()) {
+    for (const auto& x : *existing) d.issues.push_back(x.e);
+    n_issues = static_cast<int>(d.issues.size());
+  } else {
+    auto t0 = std::chrono::steady_clock::now();
+    d = Load(s->get(), 1600, 200, n_issues);
+    double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("loaded %d issues in %.1f s\n", n_issues, load_s);
+  }
   ASSERT_EQ(static_cast<int>(d.issues.size()), n_issues);
-  std::printf("loaded %d issues in %.1f s\n", n_issues, load_s);
   std::mt19937_64 rng(7);
   auto measure = [&](const char* name, auto&& call) {
     for (int i = 0; i < 3; ++i) call(d.issues[rng() % d.issues.size()]);
@@ -180,7 +189,7 @@ TEST(PullScale, DISABLED_StarOnIssueLatency) {
     ASSERT_EQ(v->size(), 100u);
   });
   s->reset();
-  std::system(("rm -rf " + dir).c_str());
+  if (!keep) std::system(("rm -rf " + dir).c_str());
 }
 
 }  // namespace
