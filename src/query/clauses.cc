@@ -17,6 +17,7 @@ namespace mentat::query {
 namespace {
 
 constexpr int kMaxBranchArms = 16;
+constexpr int kMaxArms = 64;  // of the enclosing block, with the branches distributed
 
 }  // namespace
 
@@ -165,7 +166,7 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
       }
     }
   }
-  if (consistent && arms <= kMaxBranchArms) {
+  if (consistent && arms <= kMaxBranchArms && ArmCount(s->block) * arms <= kMaxArms) {
     int id = NewItem(Item::Kind::kComposite, c.form, s);
     for (size_t b = 0; b < subs.size(); ++b) {
       Variant v;
