@@ -194,29 +194,85 @@ Status Session::Schema(const std::string& rest) {
   return Status::OK();
 }
 
+namespace {
+
+struct StoreStats {
+  int64_t datoms = 0;
+  int64_t user_datoms = 0;  // outside the bootstrap and the transaction entities
+  int64_t entities = 0;     // in the user partition
+  int64_t transactions = 0;
+  std::map<std::string, int64_t> per_attribute;  // of the user datoms
+};
+
+Result<int64_t> CountQuery(Store& store, const char* query) {
+  MENTAT_ASSIGN_OR_RETURN(QueryResult r, store.q(query));
+  if (r.rows.empty() || r.rows[0].empty() || !r.rows[0][0].is_int()) return int64_t{0};
+  return r.rows[0][0].as_int();
+}
+
+// Counts with aggregate queries: the counting happens in SQLite, without holding every
+// datom in memory.
+Result<StoreStats> StatsByQuery(Store& store) {
+  StoreStats s;
+  auto schema = store.schema();
+  MENTAT_ASSIGN_OR_RETURN(
+      QueryResult per_attr,
+      store.q("[:find ?a (count ?v) :with ?e :where [?e ?a ?v ?tx] [(< ?e 268435456)] "
+              "[(!= ?tx 268435456)]]"));
+  for (const auto& row : per_attr.rows) {
+    if (row.size() != 2 || !row[0].is_int() || !row[1].is_int()) continue;
+    const std::string* ident = schema->ident(row[0].as_int());
+    s.per_attribute[ident ? *ident : std::to_string(row[0].as_int())] = row[1].as_int();
+    s.user_datoms += row[1].as_int();
+  }
+  MENTAT_ASSIGN_OR_RETURN(s.datoms,
+                          CountQuery(store, "[:find (count ?v) . :with ?e ?a :where [?e ?a ?v]]"));
+  MENTAT_ASSIGN_OR_RETURN(s.entities, CountQuery(store,
+                                                 "[:find (count-distinct ?e) . :where [?e ?a _] "
+                                                 "[(>= ?e 65536)] [(< ?e 268435456)]]"));
+  MENTAT_ASSIGN_OR_RETURN(s.transactions,
+                          CountQuery(store, "[:find (count ?t) . :where [?t :db/txInstant]]"));
+  return s;
+}
+
+// The same from a scan of every datom (when queries are not available).
+Result<StoreStats> StatsByScan(Store& store) {
+  StoreStats s;
+  MENTAT_ASSIGN_OR_RETURN(auto datoms, store.datoms(":aevt"));
+  auto schema = store.schema();
+  std::unordered_set<Entid> entities;
+  for (const auto& d : datoms) {
+    if (d.a == ids::kTxInstant) ++s.transactions;
+    if (d.e >= ids::kTxStart || d.tx == ids::kBootstrapTx) continue;
+    const std::string* ident = schema->ident(d.a);
+    ++s.user_datoms;
+    ++s.per_attribute[ident ? *ident : std::to_string(d.a)];
+    if (d.e >= ids::kUserStart) entities.insert(d.e);
+  }
+  s.datoms = static_cast<int64_t>(datoms.size());
+  s.entities = static_cast<int64_t>(entities.size());
+  return s;
+}
+
+}  // namespace
+
 Status Session::Stats(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   if (!rest.empty()) return Status::InvalidArgument("usage: .stats");
-  MENTAT_ASSIGN_OR_RETURN(auto datoms, store_->datoms(":aevt"));
-  MENTAT_ASSIGN_OR_RETURN(Entid last_tx, store_->last_tx());
-  auto schema = store_->schema();
-  std::map<std::string, int64_t> per_attr;
-  std::unordered_set<Entid> entities;
-  int64_t user_datoms = 0, transactions = 0;
-  for (const auto& d : datoms) {
-    const std::string* ident = schema->ident(d.a);
-    std::string name = ident ? *ident : std::to_string(d.a);
-    if (d.a == ids::kTxInstant) ++transactions;
-    if (d.e >= ids::kTxStart || d.tx == ids::kBootstrapTx) continue;
-    ++user_datoms;
-    ++per_attr[name];
-    if (d.e >= ids::kUserStart) entities.insert(d.e);
+  auto by_query = StatsByQuery(*store_);
+  if (!by_query.ok() && by_query.status().code() != Code::kUnsupported) return by_query.status();
+  StoreStats stats;
+  if (by_query.ok()) {
+    stats = std::move(*by_query);
+  } else {
+    MENTAT_ASSIGN_OR_RETURN(stats, StatsByScan(*store_));
   }
+  MENTAT_ASSIGN_OR_RETURN(Entid last_tx, store_->last_tx());
   uint64_t file = path_.empty() ? 0 : SizeOf(path_);
   uint64_t wal = path_.empty() ? 0 : SizeOf(path_ + "-wal");
   std::vector<std::vector<edn::Value>> rows;
   edn::MapEntries attrs;
-  for (const auto& [name, n] : per_attr) {
+  for (const auto& [name, n] : stats.per_attribute) {
     rows.push_back({edn::Value::Keyword(name), edn::Value::Int(n)});
     attrs.emplace_back(edn::Value::Keyword(name), edn::Value::Int(n));
   }
@@ -225,10 +281,10 @@ Status Session::Stats(const std::string& rest) {
     if (!path_.empty())
       out_ << "size:         " << HumanBytes(file + wal) << " (" << file << " bytes + " << wal
            << " bytes of WAL)\n";
-    out_ << "datoms:       " << datoms.size() << " (" << user_datoms
+    out_ << "datoms:       " << stats.datoms << " (" << stats.user_datoms
          << " outside the bootstrap and transaction entities)\n"
-         << "entities:     " << entities.size() << " (user partition)\n"
-         << "transactions: " << transactions << " (last " << last_tx << ")\n";
+         << "entities:     " << stats.entities << " (user partition)\n"
+         << "transactions: " << stats.transactions << " (last " << last_tx << ")\n";
   }
   if (style_.format == Format::kTable || style_.format == Format::kCsv) {
     PrintRows(out_, style_, {"attribute", "datoms"}, rows, edn::Value());
@@ -237,10 +293,10 @@ Status Session::Stats(const std::string& rest) {
   edn::MapEntries m;
   m.emplace_back(Kw("path"), path_.empty() ? edn::Value() : edn::Value::String(path_));
   m.emplace_back(Kw("size-bytes"), edn::Value::Int(static_cast<int64_t>(file + wal)));
-  m.emplace_back(Kw("datoms"), edn::Value::Int(static_cast<int64_t>(datoms.size())));
-  m.emplace_back(Kw("user-datoms"), edn::Value::Int(user_datoms));
-  m.emplace_back(Kw("entities"), edn::Value::Int(static_cast<int64_t>(entities.size())));
-  m.emplace_back(Kw("transactions"), edn::Value::Int(transactions));
+  m.emplace_back(Kw("datoms"), edn::Value::Int(stats.datoms));
+  m.emplace_back(Kw("user-datoms"), edn::Value::Int(stats.user_datoms));
+  m.emplace_back(Kw("entities"), edn::Value::Int(stats.entities));
+  m.emplace_back(Kw("transactions"), edn::Value::Int(stats.transactions));
   m.emplace_back(Kw("last-tx"), edn::Value::Int(last_tx));
   m.emplace_back(Kw("attributes"), edn::Value::Map(std::move(attrs)));
   PrintValue(out_, style_, edn::Value::Map(std::move(m)));

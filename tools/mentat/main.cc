@@ -50,7 +50,12 @@ int main(int argc, char** argv) {
 
   mentat::Status st = session.Open(args.store);
   if (!st.ok()) {
-    std::cerr << "error: cannot open store '" << args.store << "': " << st.message() << "\n";
+    // Store errors usually name the file already.
+    if (!args.store.empty() && st.message().find(args.store) != std::string::npos) {
+      std::cerr << "error: " << st.message() << "\n";
+    } else {
+      std::cerr << "error: cannot open store '" << args.store << "': " << st.message() << "\n";
+    }
     return 1;
   }
   if (repl) {
