@@ -1,6 +1,7 @@
 #include "args.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "session.h"
 
@@ -65,8 +66,11 @@ std::string Hint(const std::string& arg) {
   return hint + "mentat --help lists the options";
 }
 
+// ".schema" and "[:find ...]" are commands; "./my.db" and "../my.db" are paths.
 bool LooksLikeCommand(const std::string& arg) {
-  return !arg.empty() && (arg[0] == '.' || arg[0] == '[' || arg[0] == '{');
+  if (arg.empty()) return false;
+  if (arg[0] == '[' || arg[0] == '{') return true;
+  return arg[0] == '.' && arg.size() > 1 && std::isalpha(static_cast<unsigned char>(arg[1]));
 }
 
 }  // namespace

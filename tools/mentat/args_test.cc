@@ -20,6 +20,9 @@ TEST(Args, StoreAndCommands) {
   a = Parse({".schema"});  // no store: in-memory
   EXPECT_EQ(a.store, "");
   EXPECT_EQ(a.commands.size(), 1u);
+  a = Parse({"./my.db", ".schema"});  // a relative path is a store, not a command
+  EXPECT_EQ(a.store, "./my.db");
+  EXPECT_EQ(Parse({"../x.db"}).store, "../x.db");
   a = Parse({"my.db", ".t [1]", "later-arg"});  // after the first command, all are commands
   EXPECT_EQ(a.commands.size(), 2u);
 }
