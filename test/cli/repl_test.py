@@ -305,6 +305,35 @@ def test_ctrl_c_interrupts_import(tmp):
     check(names == ages, f"a half-written transaction: {names} names, {ages} ages")
 
 
+def test_batch_sigint_stops_import_cleanly(tmp):
+    """Batch mode (no terminal): SIGINT stops .import between transactions, skips the
+    remaining commands and exits with status 1."""
+    store = os.path.join(tmp, "b.db")
+    subprocess.run([MENTAT, store, SCHEMA], check=True, capture_output=True)
+    big = os.path.join(tmp, "big.edn")
+    n = 200000
+    write_big_import(big, n)
+    marker = os.path.join(tmp, "after.edn")
+    with open(marker, "w") as f:
+        f.write('[{:person/name "after"}]\n')
+    p = subprocess.Popen([MENTAT, store, ".import " + big, ".import " + marker],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    check(p.returncode == 1, f"exit status {p.returncode}, stderr: {err}")
+    check(re.search(r"error: \.import: interrupted: .*committed \d+ transactions", err),
+          f"stderr: {err}")
+    out = subprocess.run([MENTAT, "--format", "edn", store, ".stats"], check=True,
+                         capture_output=True, text=True).stdout
+    names = int(re.search(r":person/name (\d+)", out).group(1))
+    ages = int(re.search(r":person/age (\d+)", out).group(1))
+    check(0 < names < n and names == ages, f"{names} names, {ages} ages of {n}")
+    after = subprocess.run([MENTAT, store, '.datoms :avet :person/name "after"'],
+                           capture_output=True, text=True).stdout
+    check(after.strip() == "[]", f"the command after the interrupted one ran: {after}")
+
+
 def test_ctrl_c_interrupts_query(tmp):
     store = os.path.join(tmp, "q.db")
     subprocess.run([MENTAT, store, SCHEMA], check=True, capture_output=True)
