@@ -203,7 +203,10 @@ class TypeFacts {
         Bind(binding, types);
       }
     } else if ((fn == "get-else") && call.size() == 5) {
+      // The attribute's values or the default: a default of another type leaves the
+      // result untyped.
       if (const Attribute* attr = AttributeOf(call[3])) Bind(binding, {ColumnTypeOf(attr->type)});
+      Bind(binding, {Get(call[4])});
     } else if (fn == "get-some" && call.size() >= 4) {
       std::optional<ColumnType> common;
       bool same = true;

@@ -38,9 +38,19 @@ size_t StoreCache::size() const {
 }
 
 Result<std::shared_ptr<Store>> StoreCache::Get(const std::string& path, Mode mode) {
-  const std::string key = Key(path);
+  std::unique_lock<std::mutex> lock(mu_);
+  auto known = keys_.find(path);
+  std::string key;
+  if (known != keys_.end()) {
+    key = known->second;
+  } else {
+    lock.unlock();
+    key = Key(path);
+    lock.lock();
+    if (keys_.size() > 4096) keys_.clear();
+    keys_.emplace(path, key);
+  }
   const bool memory = key == kMemoryKey;
-  std::lock_guard<std::mutex> lock(mu_);
   if (auto it = entries_.find(key); it != entries_.end()) {
     if (!memory) lru_.splice(lru_.begin(), lru_, it->second.lru);
     return it->second.store;

@@ -58,6 +58,9 @@ class StoreCache {
   const size_t capacity_;
   mutable std::mutex mu_;
   std::map<std::string, Entry> entries_;
+  // Path as given -> Key(path), so that repeated calls skip the file system (Key
+  // resolves symlinks). Cleared when it grows past a few thousand paths.
+  std::map<std::string, std::string> keys_;
   std::list<std::string> lru_;  // most recently used first; in-memory stores not listed
 };
 

@@ -101,6 +101,9 @@ TEST_F(ColumnsTest, FunctionsAndBindings) {
                      " [(get-else $ ?e :person/bio \"none\") ?b]]"),
             "b:VARCHAR");
   EXPECT_EQ(
+      Describe("[:find ?b :where [?e :person/age _] [(get-else $ ?e :person/age \"none\") ?b]]"),
+      "b:JSON");
+  EXPECT_EQ(
       Describe("[:find ?e ?v ?tx ?s :where [(fulltext $ :person/bio \"x\") [[?e ?v ?tx ?s]]]]"),
       "e:BIGINT v:VARCHAR tx:BIGINT s:DOUBLE");
   EXPECT_EQ(Describe("[:find ?t :where [(tx-ids $ 0 100) [?t ...]]]"), "t:BIGINT");

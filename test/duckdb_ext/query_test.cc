@@ -271,6 +271,19 @@ TEST_F(QueryTest, ParallelCallsFromSeveralConnections) {
   EXPECT_EQ(Q("[:find (count ?e) . :where [?e :person/name _]]").Cell(0, 0), "6");
 }
 
+TEST_F(QueryTest, ScalarCallsRunOnSeveralDuckdbThreads) {
+  if (PullUnavailable("SELECT edn_pull(" + path_ + ", '[*]', 65536)")) {
+    GTEST_SKIP() << "pull is not available in this build";
+  }
+  // Four row groups (DuckDB scans each on its own worker thread), 4,000 pulls.
+  Run("SET threads = 4");
+  Run("CREATE TABLE big AS SELECT i FROM range(480000) t(i)");
+  auto r = Run("SELECT count(*), count(DISTINCT p) FROM (SELECT edn_pull(" + path_ +
+               ", '[:person/age]', 65536 + (i // 120) % 2) AS p FROM big WHERE i % 120 = 0)");
+  EXPECT_EQ(r.Cell(0, 0), "4000");
+  EXPECT_EQ(r.Cell(0, 1), "2");
+}
+
 // The same extension file loads into a newer DuckDB release (stable C API).
 TEST(NewerDuckdbTest, LoadsAndQueries) {
   auto db = DuckHost::Open(MENTAT_DUCKDB_LIBRARY_NEXT);
