@@ -374,27 +374,27 @@ void RegisterString(Interp& in) {
           std::vector<Val> parts;
           auto begin = t.cbegin();
           std::smatch m;
-          auto from = begin;
+          auto seg = begin;     // start of the current part
+          auto search = begin;  // where the next match may start
           while ((limit <= 0 || static_cast<int64_t>(parts.size()) + 1 < limit) &&
-                 std::regex_search(from, t.cend(), m, re)) {
+                 search != t.cend() && std::regex_search(search, t.cend(), m, re)) {
             if (m.length(0) == 0) {
-              if (m[0].first == t.cend()) break;
-              // An empty match splits between characters.
-              size_t off = static_cast<size_t>(m[0].first - begin);
-              size_t next = off;
-              DecodeUtf8(t, &next);
-              if (off > 0 || from != begin) {
-                parts.push_back(Val::String(std::string(from, m[0].first)));
-                from = m[0].first;
+              // An empty match splits before the next character (never at the start).
+              auto at = m[0].first;
+              if (at == t.cend()) break;
+              if (at != begin) {
+                parts.push_back(Val::String(std::string(seg, at)));
+                seg = at;
               }
-              if (next >= t.size()) break;
-              parts.push_back(Val::String(std::string(from, begin + static_cast<long>(next))));
-              from = begin + static_cast<long>(next);
+              size_t next = static_cast<size_t>(at - begin);
+              DecodeUtf8(t, &next);
+              search = begin + static_cast<long>(next);
               continue;
             }
-            parts.push_back(Val::String(std::string(from, m[0].first)));
-            from = m[0].second;
+            parts.push_back(Val::String(std::string(seg, m[0].first)));
+            seg = search = m[0].second;
           }
+          auto from = seg;
           parts.push_back(Val::String(std::string(from, t.cend())));
           if (limit == 0) {
             while (parts.size() > 1 && parts.back().str().empty()) parts.pop_back();
@@ -411,7 +411,17 @@ void RegisterString(Interp& in) {
           bool first_only = s.name == "clojure.string/replace-first";
           if (a[1].is(Type::kString) && a[2].is(Type::kString)) {
             const std::string &from = a[1].str(), &to = a[2].str();
-            if (from.empty()) return a[0];
+            if (from.empty()) {  // as Java: the replacement goes between every character
+              if (first_only) return Val::String(to + t);
+              std::string out = to;
+              for (size_t off = 0; off < t.size();) {
+                size_t start = off;
+                DecodeUtf8(t, &off);
+                out.append(t, start, off - start);
+                out += to;
+              }
+              return Val::String(std::move(out));
+            }
             std::string out;
             size_t pos = 0;
             for (;;) {

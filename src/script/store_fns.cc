@@ -21,12 +21,22 @@ namespace {
 
 using Args = const Val*;
 
+}  // namespace
+
 struct ConnObj : OpaqueObj {
   std::unique_ptr<Store> owned;
   Store* store = nullptr;  // null once closed
   std::string path;
   StoreState* state = nullptr;
-  ~ConnObj() override { Close(); }
+  void Register(StoreState* s) {
+    state = s;
+    s->conns.insert(this);
+    s->Add(store);
+  }
+  ~ConnObj() override {
+    Close();
+    if (state) state->conns.erase(this);
+  }
   void Close() {
     if (store && state) state->Remove(store);
     store = nullptr;
@@ -39,6 +49,13 @@ struct ConnObj : OpaqueObj {
     return out + "}";
   }
 };
+
+StoreState::~StoreState() {
+  default_conn = Val();
+  for (ConnObj* c : conns) c->Close();
+}
+
+namespace {
 
 struct DbObj : OpaqueObj {
   Val conn;  // ConnObj
@@ -349,8 +366,7 @@ Val Open(Interp& in, Args a, size_t n, const FnObj& self) {
   c->store = store.get();
   c->owned = std::move(store);
   c->path = memory ? "" : path;
-  c->state = &st;
-  st.Add(c->store);
+  c->Register(&st);
   return Val::Object(Type::kConn, c.get());
 }
 
@@ -366,8 +382,7 @@ Val HostConn(Interp& in, Store* store) {
   Ref<ConnObj> c = Make<ConnObj>(0);
   c->store = store;
   c->path = store->path();
-  c->state = &st;
-  st.Add(store);
+  c->Register(&st);
   st.default_conn = Val::Object(Type::kConn, c.get());
   return st.default_conn;
 }

@@ -14,15 +14,20 @@
 namespace mentat::script {
 
 class Interp;
+struct ConnObj;
 
 struct StoreState {
-  ~StoreState() { default_conn = Val(); }  // its connection unregisters from `live`
+  // Closes the connections still open (a script can leak one in a reference cycle
+  // through an atom): no store outlives its interpreter unless the host owns it.
+  ~StoreState();
 
   std::function<bool(const std::string&)> allow_open;
   Store* default_store = nullptr;
   Val default_conn;  // the ConnObj wrapping default_store, once made
 
   // Stores with a live connection object; guarded for interrupt() from other threads.
+  std::set<ConnObj*> conns;  // every connection object alive
+
   std::mutex mu;
   std::multiset<Store*> live;
   void Add(Store* s) {
