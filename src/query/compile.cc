@@ -445,7 +445,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
     auto out = std::make_unique<Compiled>();
     env.out = out.get();
     std::string sql;
-    MENTAT_RETURN_IF_ERROR(CompileOnce(q, &env, input_sizes, env.use_planner, &sql));
+    MENTAT_RETURN_IF_ERROR(CompileOnce(q, &env, input_sizes, true, &sql));
     MENTAT_ASSIGN_OR_RETURN(bool changed, SettleRuleTypes(&env));
     if (changed && round < 4) continue;
     out->sql = std::move(sql);
@@ -463,7 +463,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
       SelectSpec spec;
       for (const auto& [name, e] : cu.unit.blocks[0].outputs) spec.columns.push_back(e);
       spec.distinct = true;
-      cu.sql = EmitSelect(cu.unit, 0, spec, env.use_planner);
+      cu.sql = EmitSelect(cu.unit, 0, spec, true);
       cu.unit.MarkUsed(cu.sql);
     }
     out->order_text = DescribeOrder(out->main, 0);

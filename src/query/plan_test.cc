@@ -207,7 +207,8 @@ TEST_F(ScalePlanTest, PlannerOrdersBySelectivityAndCanBeTurnedOff) {
                       [](ExecContext& ctx) { ctx.use_planner = false; });
   ASSERT_TRUE(off.ok());
   EXPECT_NE(off->find("1. t0 [?i :issue/title ?title]"), std::string::npos) << *off;
-  EXPECT_EQ(off->find("CROSS JOIN"), std::string::npos);
+  // Off: the written order, pinned (Datomic runs clauses in the order written).
+  EXPECT_NE(off->find("CROSS JOIN"), std::string::npos);
   EXPECT_EQ(Q(q, {edn::Value::String("user1@example.com")})->rows.size(), 50u);
 }
 
