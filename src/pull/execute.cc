@@ -177,8 +177,9 @@ std::vector<std::pair<size_t, size_t>> Ranges(const std::vector<Entid>& eids,
 
 class Executor {
  public:
-  Executor(storage::Connection* c, const Schema& schema, const ResolvedView& view)
-      : c_(c), schema_(schema), view_(view) {}
+  Executor(storage::Connection* c, const Schema& schema, const ResolvedView& view,
+           const CheckFn& check)
+      : c_(c), schema_(schema), view_(view), check_(check) {}
 
   Result<std::vector<edn::Value>> Run(const Pattern& pattern, const std::vector<Entid>& eids) {
     std::unordered_map<Entid, size_t> root_of;
@@ -192,6 +193,7 @@ class Executor {
       roots.push_back(it->second);
     }
     while (!level.empty()) {
+      if (check_) MENTAT_RETURN_IF_ERROR(check_());
       std::vector<size_t> next;
       MENTAT_RETURN_IF_ERROR(RunLevel(level, &next));
       level = std::move(next);
@@ -270,6 +272,7 @@ class Executor {
     std::vector<Row> cur;
     size_t m = 0;
     for (size_t i = 0; i < eids.size(); ++i) {
+      if (check_ && i % 1024 == 1023) MENTAT_RETURN_IF_ERROR(check_());
       cur.clear();
       if (read_forward) MENTAT_RETURN_IF_ERROR(fwd.Take(eids[i], &cur));
       for (; m < order.size() && order[m].first == eids[i]; ++m) {
@@ -450,6 +453,7 @@ class Executor {
   storage::Connection* c_;
   const Schema& schema_;
   const ResolvedView& view_;
+  const CheckFn& check_;
   std::vector<Node> nodes_;
   std::unordered_map<MemoKey, size_t, MemoHash> memo_;
   std::unordered_map<Entid, AttrSpec> wildcard_specs_;
@@ -459,16 +463,16 @@ class Executor {
 
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const Pattern& pattern,
-                                         const std::vector<Entid>& eids) {
+                                         const std::vector<Entid>& eids, const CheckFn& check) {
   if (view.history) return Status::Unsupported("pull is not supported on a history database");
-  return Executor(c, schema, view).Run(pattern, eids);
+  return Executor(c, schema, view, check).Run(pattern, eids);
 }
 
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const edn::Value& pattern,
-                                         const std::vector<Entid>& eids) {
+                                         const std::vector<Entid>& eids, const CheckFn& check) {
   MENTAT_ASSIGN_OR_RETURN(auto p, ParsePattern(schema, pattern));
-  return PullMany(c, schema, view, *p, eids);
+  return PullMany(c, schema, view, *p, eids, check);
 }
 
 Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema& schema,

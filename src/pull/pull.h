@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,16 +65,22 @@ struct Pattern {
 Result<std::shared_ptr<const Pattern>> ParsePattern(const Schema& schema,
                                                     const edn::Value& pattern);
 
+// Called now and then during a long pull (every level, every 1,024 entities); a non-OK
+// status stops the pull and is returned (the query engine's interrupt and timeout).
+using CheckFn = std::function<Status()>;
+
 // Pulls `pattern` for each of `eids`, in order (duplicates allowed): one value per entity,
 // a map, or nil when the pattern matched nothing. `view` must not be a history view
 // (kUnsupported). REQUIRES: `c` is inside a read transaction and `schema` matches it.
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const Pattern& pattern,
-                                         const std::vector<Entid>& eids);
+                                         const std::vector<Entid>& eids,
+                                         const CheckFn& check = nullptr);
 // Same, parsing `pattern` first (the entry point for `(pull ?e pattern)` in :find).
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const edn::Value& pattern,
-                                         const std::vector<Entid>& eids);
+                                         const std::vector<Entid>& eids,
+                                         const CheckFn& check = nullptr);
 
 // Resolves an entity identifier in `view`: an entity id, an ident keyword, or a lookup ref
 // [:unique/attr value]. std::nullopt when an ident or lookup ref names nothing.

@@ -171,6 +171,35 @@ TEST(Pull, BatchedStatementsPerLevelNotPerEntity) {
   EXPECT_EQ(out[299].get_keyword("issue/title")->str(), "t299");
 }
 
+TEST(Pull, CheckStopsALongPull) {
+  auto s = Open();
+  std::string tx = "[";
+  for (int i = 0; i < 3000; ++i) tx += "{:db/id \"u" + std::to_string(i) + "\" :user/tag 1}";
+  auto r = s->transact(tx + "]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<Entid> ids;
+  for (const auto& [k, e] : r->tempids) ids.push_back(e);
+  int calls = 0;
+  auto run = [&](bool stop) {
+    return s->impl()->Read([&](StoreImpl::Conn* c) -> Result<size_t> {
+      pull::CheckFn check = [&]() -> Status {
+        ++calls;
+        return stop ? Status::Interrupted() : Status::OK();
+      };
+      auto v =
+          pull::PullMany(c->db.get(), *c->schema, ResolvedView{}, V("[:user/tag]"), ids, check);
+      if (!v.ok()) return v.status();
+      return v->size();
+    });
+  };
+  auto ok = run(false);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 3000u);
+  EXPECT_GE(calls, 3);  // per level, and every 1,024 entities
+  auto stopped = run(true);
+  EXPECT_EQ(stopped.status().code(), Code::kInterrupted);
+}
+
 TEST(Pull, DeepRecursionDoesNotOverflow) {
   auto s = Open();
   const int kDepth = 1500;
