@@ -180,13 +180,17 @@ std::optional<Entid> ResolveEntity(const FnObj& self, const Val& db, const Schem
 std::vector<Datom> SpecDatoms(const FnObj& self, const Val& db, const std::string& index,
                               const std::vector<edn::Value>& comps, const Schema& schema) {
   DbObj* d = D(db);
-  std::vector<Datom> base = Must(self, d->db.datoms(index, comps));
   std::string idx = index[0] == ':' ? index.substr(1) : index;
+  if (idx != "eavt" && idx != "aevt" && idx != "avet" && idx != "vaet") {
+    return Must(self, d->db.datoms(index, comps));  // the store's error for a bad index
+  }
   const char* order = idx == "eavt" ? "eav" : idx == "aevt" ? "aev" : idx == "avet" ? "ave" : "vae";
-  // The components, resolved: e, a, v, tx.
+  // The components, resolved (entities may exist only in the speculative datoms): e, a,
+  // v, tx; `resolved` is what the base db is asked for.
   std::optional<Entid> e, a, tx;
   std::optional<edn::Value> v;
   bool unresolved = false;
+  std::vector<edn::Value> resolved = comps;
   for (size_t i = 0; i < comps.size(); ++i) {
     if (order[std::min<size_t>(i, 2)] == 'a' && i < 3) {
       const Attribute* attr = comps[i].is_int() ? schema.attribute(comps[i].as_int())
@@ -200,11 +204,12 @@ std::vector<Datom> SpecDatoms(const FnObj& self, const Val& db, const std::strin
     if (which == 'e') {
       e = ResolveEntity(self, db, schema, comps[i]);
       unresolved = unresolved || !e;
+      if (e) resolved[i] = edn::Value::Int(*e);
     } else if (which == 'v') {
       if (!attr || attr->type == ValueType::kRef) {
         auto r = ResolveEntity(self, db, schema, comps[i]);
         unresolved = unresolved || !r;
-        if (r) v = edn::Value::Int(*r);
+        if (r) v = resolved[i] = edn::Value::Int(*r);
       } else {
         v = comps[i];
       }
@@ -212,6 +217,8 @@ std::vector<Datom> SpecDatoms(const FnObj& self, const Val& db, const std::strin
       tx = comps[i].as_int();
     }
   }
+  if (unresolved) return {};  // an entity that exists nowhere has no datoms
+  std::vector<Datom> base = Must(self, d->db.datoms(index, resolved));
   auto matches = [&](const Datom& x) {
     return (!e || x.e == *e) && (!a || x.a == *a) && (!v || x.v == *v) && (!tx || x.tx == *tx);
   };
@@ -222,10 +229,8 @@ std::vector<Datom> SpecDatoms(const FnObj& self, const Val& db, const std::strin
     });
     if (!retracted) out.push_back(b);
   }
-  if (!unresolved) {
-    for (const Datom& s : d->spec) {
-      if (s.added && matches(s)) out.push_back(s);
-    }
+  for (const Datom& s : d->spec) {
+    if (s.added && matches(s)) out.push_back(s);
   }
   auto key = [&](const Datom& x, char c) {
     return c == 'e' ? edn::Value::Int(x.e) : c == 'a' ? edn::Value::Int(x.a) : x.v;

@@ -278,6 +278,44 @@ TEST_F(StoreScript, Errors) {
   EXPECT_EQ(Ev("(str c2)"), "\"#mentat/conn {:path \\\":memory:\\\", :closed true}\"");
 }
 
+TEST_F(StoreScript, SpeculativeDbReadsAndRefusals) {
+  ASSERT_EQ(Ev("(def r (mentat.store/with (mentat.store/db conn) "
+               "  [{:db/id \"n\" :p/name \"Nia\" :p/friend ada}])) :ok"),
+            ":ok");
+  // Lookup refs resolve against the speculative datoms too.
+  EXPECT_EQ(
+      Ev("(mapv (fn [[e a v]] [a v]) (mentat.store/datoms (:db-after r) :eavt [:p/name \"Nia\"]))"),
+      "[[:p/name \"Nia\"] [:p/friend " + Ev("ada") + "]]");
+  EXPECT_EQ(Ev("(count (mentat.store/datoms (:db-after r) :vaet ada :p/friend))"), "1");
+  EXPECT_EQ(Ev("(count (mentat.store/datoms (mentat.store/db conn) :vaet ada :p/friend))"), "0");
+  for (const char* f : {"as-of", "since"}) {
+    EXPECT_NE(Ev(std::string("(mentat.store/") + f + " (:db-after r) 0)")
+                  .find("ERROR unsupported: 1:1: mentat.store/" + std::string(f) +
+                        " is not supported on a speculative db"),
+              std::string::npos);
+  }
+  EXPECT_NE(Ev("(mentat.store/history (:db-after r))").find("not supported on a speculative db"),
+            std::string::npos);
+  EXPECT_NE(Ev("(mentat.store/with (:db-after r) [])").find("not supported on a speculative db"),
+            std::string::npos);
+  EXPECT_NE(Ev("(mentat.store/pull (:db-after r) ada [:p/name])")
+                .find("not supported on a speculative db"),
+            std::string::npos);
+  EXPECT_NE(Ev("(str (:db-after r))").find(":speculative true"), std::string::npos);
+}
+
+TEST_F(StoreScript, HistoryDbIsNotAnEntity) {
+  EXPECT_NE(Ev("(mentat.store/entity (mentat.store/history (mentat.store/db conn)) ada)")
+                .find("needs a db that is not a history db"),
+            std::string::npos);
+}
+
+TEST_F(StoreScript, PullMany) {
+  REQUIRE("pull");
+  EXPECT_EQ(Ev("(mentat.store/pull-many (mentat.store/db conn) [:p/age] [ada [:p/name \"Ada\"]])"),
+            "[{:p/age 30} {:p/age 30}]");
+}
+
 TEST(StoreScriptHost, SetStoreBindsTheHostStore) {
   auto store = Store::open("");
   ASSERT_TRUE(store.ok());
