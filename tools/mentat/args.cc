@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "input.h"
 #include "session.h"
 
 namespace mentat::cli {
@@ -37,18 +38,6 @@ const char* kUsage =
 
 const char* const kOptions[] = {"--format", "--file",     "--read-only", "--bail",
                                 "--timer",  "--no-color", "--help",      "--version"};
-
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j)
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
 
 std::string Hint(const std::string& arg) {
   std::string name = arg.substr(0, arg.find('='));

@@ -1,5 +1,7 @@
 #include "input.h"
 
+#include <algorithm>
+
 namespace mentat::cli {
 
 bool IsComplete(std::string_view text) {
@@ -176,6 +178,18 @@ bool ErrorPosition(std::string_view message, unsigned* line, unsigned* col) {
   std::string_view tail = message.substr(at + 4);
   n = ParseLineCol(tail, line, col);
   return n > 0 && n == tail.size() && *line > 0 && *col > 0;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
 }
 
 std::vector<std::string> SplitWords(std::string_view text) {

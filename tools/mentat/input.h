@@ -33,6 +33,9 @@ std::string CaretLines(std::string_view text, unsigned line, unsigned col);
 // " at LINE:COL". False when the message has neither.
 bool ErrorPosition(std::string_view message, unsigned* line, unsigned* col);
 
+// Levenshtein distance, for "did you mean" hints.
+size_t EditDistance(std::string_view a, std::string_view b);
+
 // Splits a line into words: whitespace separates, double quotes group ("my file.edn").
 std::vector<std::string> SplitWords(std::string_view text);
 

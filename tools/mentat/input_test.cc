@@ -71,6 +71,13 @@ TEST(Input, ErrorPositionPrefixOrSuffix) {
   EXPECT_FALSE(ErrorPosition("meet at 12:30 tomorrow", &line, &col));
 }
 
+TEST(Input, EditDistance) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance(".scema", ".schema"), 1u);
+  EXPECT_EQ(EditDistance("--fromat", "--format"), 2u);
+  EXPECT_EQ(EditDistance("abc", ""), 3u);
+}
+
 TEST(Input, SplitWordsHonoursQuotes) {
   EXPECT_EQ(SplitWords("  a.edn --batch  10 "),
             (std::vector<std::string>{"a.edn", "--batch", "10"}));

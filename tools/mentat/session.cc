@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -154,10 +155,15 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
       return Status::InvalidArgument("'" + FlattenForHistory(command).substr(0, 40) +
                                      "' is not a command (queries go after .q, transactions "
                                      "after .t)");
+    // Hints: the commands that start with what was typed, else those a typo away.
     std::string hint;
-    for (const auto& c : Commands()) {
-      std::string n = c.name;
-      if (name.size() > 1 && n.rfind(name, 0) == 0) hint += (hint.empty() ? "" : ", ") + n;
+    for (int pass = 0; pass < 2 && hint.empty(); ++pass) {
+      for (const auto& c : Commands()) {
+        std::string n = c.name;
+        bool near = pass == 0 ? name.size() > 1 && n.rfind(name, 0) == 0
+                              : EditDistance(name, n) <= std::max<size_t>(1, name.size() / 4);
+        if (near) hint += (hint.empty() ? "" : ", ") + n;
+      }
     }
     return Status::InvalidArgument("unknown command '" + name + "' (" +
                                    (hint.empty() ? "try .help" : "did you mean " + hint + "?") +

@@ -53,6 +53,10 @@ TEST_F(SessionTest, ErrorsNameTheCommandAndPointAtTheText) {
   EXPECT_EQ(out_.str(), "");
   EXPECT_FALSE(Run(".schem"));
   EXPECT_EQ(err_.str(), "error: .schem: unknown command '.schem' (did you mean .schema?)\n");
+  EXPECT_FALSE(Run(".scema"));
+  EXPECT_EQ(err_.str(), "error: .scema: unknown command '.scema' (did you mean .schema?)\n");
+  EXPECT_FALSE(Run(".zzzzzz"));
+  EXPECT_EQ(err_.str(), "error: .zzzzzz: unknown command '.zzzzzz' (try .help)\n");
   EXPECT_FALSE(Run("(+ 1 2)"));
   EXPECT_EQ(err_.str(),
             "error: '(+ 1 2)' is not a command (queries go after .q, transactions after .t)\n");
