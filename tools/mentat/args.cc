@@ -75,6 +75,7 @@ void PrintUsage(std::ostream& os) {
 
 bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* error) {
   bool have_store = false, options_done = false;
+  bool absorbing = false;  // the last command was a bare name: arguments follow
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
     auto value = [&](const std::string& opt, std::string* out) {
@@ -145,6 +146,23 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
                "\nhint: mentat [STORE] run SCRIPT_FILE";
       return false;
     }
+    // A bare command name takes the arguments that follow it until the next command:
+    // `mentat s.db .q '[:find ...]'` is `.q [:find ...]`.
+    bool dot_command =
+        arg.size() > 1 && arg[0] == '.' && std::isalpha(static_cast<unsigned char>(arg[1]));
+    // A bare query is a command of its own, unless it is what .q or .explain was waiting for.
+    bool wants_query =
+        absorbing && (args->commands.back() == ".q" || args->commands.back() == ".query" ||
+                      args->commands.back() == ".explain");
+    if (absorbing && !dot_command && (wants_query || !LooksLikeQuery(arg))) {
+      const std::string& cmd = args->commands.back();
+      std::string name = cmd.substr(0, cmd.find(' '));
+      bool file_arg = name == ".open" || name == ".import" || name == ".export" || name == ".read";
+      bool quote = file_arg && arg.find_first_of(" \t") != std::string::npos;
+      args->commands.back() += " " + (quote ? "\"" + arg + "\"" : arg);
+      continue;
+    }
+    absorbing = arg[0] == '.' && arg.find_first_of(" \t\n") == std::string::npos;
     args->commands.push_back(arg);
   }
   return true;

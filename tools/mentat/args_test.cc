@@ -24,7 +24,17 @@ TEST(Args, StoreAndCommands) {
   EXPECT_EQ(a.store, "./my.db");
   EXPECT_EQ(Parse({"../x.db"}).store, "../x.db");
   a = Parse({"my.db", ".t [1]", "later-arg"});  // after the first command, all are commands
-  EXPECT_EQ(a.commands.size(), 2u);
+  EXPECT_EQ(a.commands, (std::vector<std::string>{".t [1]", "later-arg"}));
+}
+
+TEST(Args, ACommandNameTakesTheArgumentsAfterIt) {
+  Args a = Parse({"s.db", ".q", "[:find ?e :where [?e :a]]", "{\"inputs\": []}", ".datoms", ":eavt",
+                  "65536", ".import", "my file.edn", "--batch", "5", ".schema"});
+  EXPECT_EQ(a.commands, (std::vector<std::string>{".q [:find ?e :where [?e :a]] {\"inputs\": []}",
+                                                  ".datoms :eavt 65536",
+                                                  ".import \"my file.edn\" --batch 5", ".schema"}));
+  a = Parse({".format", "csv", "[:find ?e . :where [?e :a]]"});
+  EXPECT_EQ(a.commands, (std::vector<std::string>{".format csv", "[:find ?e . :where [?e :a]]"}));
 }
 
 TEST(Args, Options) {
