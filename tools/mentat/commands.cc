@@ -1,5 +1,5 @@
 // The data commands: .transact, .query, .explain, .pull, .entity, .datoms, .schema,
-// .stats and .tune.
+// and .stats.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -301,13 +301,6 @@ Status Session::Stats(const std::string& rest) {
   m.emplace_back(Kw("attributes"), edn::Value::Map(std::move(attrs)));
   PrintValue(out_, style_, edn::Value::Map(std::move(m)));
   return Status::OK();
-}
-
-Status Session::Tune(const std::string& rest) {
-  MENTAT_RETURN_IF_ERROR(RequireStore());
-  if (!rest.empty() && rest != "dry" && rest != "adaptive" && rest != "schema" && rest != "off")
-    return Status::InvalidArgument("usage: .tune [dry|adaptive|schema|off]");
-  return Status::Unsupported("not available yet (index tuning lands with the performance work)");
 }
 
 }  // namespace mentat::cli
