@@ -37,6 +37,9 @@ struct BindData {
 struct ScanState {
   QueryResult result;
   size_t next = 0;  // the next row to hand out
+  // Projection pushdown: the result column behind each output column (DuckDB asks only
+  // for the columns the statement uses); an id past the columns (a row id) reads NULL.
+  std::vector<idx_t> column_ids;
 };
 
 std::string ErrorText(const Status& s) { return "edn_q: " + s.ToString(); }
@@ -46,13 +49,14 @@ bool IsEmptyOptions(const std::string& json) {
 }
 
 Result<std::unique_ptr<BindData>> Bind(duckdb_bind_info info) {
-  if (duckdb_bind_get_parameter_count(info) != 3) {
+  const idx_t args = duckdb_bind_get_parameter_count(info);
+  if (args != 3) {
     return Status::InvalidArgument("expected edn_q(db_path, query, options)");
   }
   std::string path, query, json;
-  bool has[3];
+  bool has[3] = {false, false, false};
   std::string* dst[3] = {&path, &query, &json};
-  for (idx_t i = 0; i < 3; ++i) {
+  for (idx_t i = 0; i < args; ++i) {
     duckdb_value v = duckdb_bind_get_parameter(info, i);
     has[i] = ParameterText(v, dst[i]);
     duckdb_destroy_value(&v);
@@ -145,6 +149,10 @@ void InitCallback(duckdb_init_info info) {
     }
     auto state = std::make_unique<ScanState>();
     state->result = std::move(*result);
+    const idx_t projected = duckdb_init_get_column_count(info);
+    for (idx_t i = 0; i < projected; ++i) {
+      state->column_ids.push_back(duckdb_init_get_column_index(info, i));
+    }
     duckdb_init_set_init_data(info, state.release(),
                               [](void* p) { delete static_cast<ScanState*>(p); });
   } catch (const std::exception& e) {
@@ -161,9 +169,14 @@ void ScanCallback(duckdb_function_info info, duckdb_data_chunk output) {
     const auto& rows = state->result.rows;
     const auto& cols = bind->columns.columns;
     const size_t n = std::min<size_t>(rows.size() - state->next, duckdb_vector_size());
-    for (size_t c = 0; c < cols.size(); ++c) {
-      duckdb_vector vec = duckdb_data_chunk_get_vector(output, c);
+    for (size_t out = 0; out < state->column_ids.size(); ++out) {
+      duckdb_vector vec = duckdb_data_chunk_get_vector(output, out);
+      const idx_t c = state->column_ids[out];
       for (size_t r = 0; r < n; ++r) {
+        if (c >= cols.size()) {
+          SetNull(vec, r);
+          continue;
+        }
         const auto& row = rows[state->next + r];
         static const edn::Value kNil;
         const edn::Value& v = c < row.size() ? row[c] : kNil;
@@ -194,20 +207,34 @@ bool ParameterText(duckdb_value value, std::string* out) {
   return true;
 }
 
-bool RegisterEdnQ(duckdb_connection connection, std::string* error) {
+namespace {
+
+bool RegisterWithArgs(duckdb_connection connection, int args) {
   duckdb_table_function f = duckdb_create_table_function();
   duckdb_table_function_set_name(f, "edn_q");
   duckdb_logical_type varchar = duckdb_create_logical_type(DUCKDB_TYPE_VARCHAR);
-  for (int i = 0; i < 3; ++i) duckdb_table_function_add_parameter(f, varchar);
+  for (int i = 0; i < args; ++i) duckdb_table_function_add_parameter(f, varchar);
   duckdb_table_function_add_named_parameter(f, "format", varchar);
   duckdb_destroy_logical_type(&varchar);
   duckdb_table_function_set_bind(f, BindCallback);
   duckdb_table_function_set_init(f, InitCallback);
   duckdb_table_function_set_function(f, ScanCallback);
+  duckdb_table_function_supports_projection_pushdown(f, true);
   bool ok = duckdb_register_table_function(connection, f) == DuckDBSuccess;
   duckdb_destroy_table_function(&f);
-  if (!ok) *error = "could not register edn_q";
   return ok;
+}
+
+}  // namespace
+
+bool RegisterEdnQ(duckdb_connection connection, std::string* error) {
+  // One signature only: the C API cannot add an overload to a table function (a second
+  // registration under the same name is refused), so options are always passed.
+  if (!RegisterWithArgs(connection, 3)) {
+    *error = "could not register edn_q";
+    return false;
+  }
+  return true;
 }
 
 }  // namespace mentat::duckdb_ext

@@ -186,6 +186,20 @@ TEST_F(QueryTest, LargeResultsStreamInChunks) {
   EXPECT_EQ(r.Cell(0, 0), "5002");
   EXPECT_EQ(r.Cell(0, 1), std::to_string(4999 * 5000 / 2 + 31 + 42));
   EXPECT_EQ(r.Cell(0, 2), "5002");
+  // Only the columns a statement uses are converted (projection pushdown).
+  auto one = Run("SELECT sum(age) FROM edn_q(" + path_ +
+                 ", '[:find ?e ?name ?age :where [?e :person/name ?name] [?e :person/age ?age]]',"
+                 " '{}') WHERE name LIKE 'p1%'");
+  int64_t want = 0;
+  for (int i = 0; i < 5000; ++i) {
+    if (std::to_string(i)[0] == '1') want += i;
+  }
+  EXPECT_EQ(one.Cell(0, 0), std::to_string(want));
+  auto reordered = Run("SELECT name, e FROM edn_q(" + path_ +
+                       ", '[:find ?e ?name :where [?e :person/name ?name]]', '{}') "
+                       "WHERE name = 'p42'");
+  ASSERT_EQ(reordered.rows.size(), 1u);
+  EXPECT_EQ(reordered.Cell(0, 0), "p42");
   auto limited = Run("SELECT count(*) FROM (SELECT * FROM edn_q(" + path_ +
                      ", '[:find ?e :where [?e :person/age _]]', '{}') LIMIT 3000)");
   EXPECT_EQ(limited.Cell(0, 0), "3000");
