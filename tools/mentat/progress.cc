@@ -65,11 +65,13 @@ Progress::Progress(bool enabled, int fd, std::string label, uint64_t total_bytes
       start_(std::chrono::steady_clock::now()),
       last_draw_(start_) {}
 
-Progress::~Progress() {
-  if (drawn_) {
-    std::string clear = "\r\033[K";
-    [[maybe_unused]] ssize_t n = write(fd_, clear.data(), clear.size());
-  }
+Progress::~Progress() { Clear(); }
+
+void Progress::Clear() {
+  if (!drawn_) return;
+  std::string clear = "\r\033[K";
+  [[maybe_unused]] ssize_t n = write(fd_, clear.data(), clear.size());
+  drawn_ = false;
 }
 
 double Progress::elapsed_seconds() const {
@@ -79,6 +81,7 @@ double Progress::elapsed_seconds() const {
 void Progress::Update(uint64_t done_bytes, uint64_t datoms) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::milliseconds(300)) return;
   if (drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
   last_draw_ = now;
   size_t width = TerminalWidth(fd_);

@@ -21,12 +21,15 @@ std::string WithCommas(uint64_t n);
 class Progress {
  public:
   Progress(bool enabled, int fd, std::string label, uint64_t total_bytes);
-  ~Progress();  // erases the line
+  ~Progress();  // Clear()
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
-  // Redraws at most ten times a second.
+  // Redraws at most ten times a second; nothing is drawn in the first 0.3 s, so short
+  // commands leave no trace.
   void Update(uint64_t done_bytes, uint64_t datoms);
+  // Erases the bar (before the command prints its result).
+  void Clear();
   double elapsed_seconds() const;
 
  private:

@@ -53,6 +53,7 @@ Status Session::Import(const std::string& rest) {
   options.progress = [&](uint64_t done, uint64_t datoms) { bar.Update(done, datoms); };
   ImportStats stats;
   Status st = ImportFile(*store_, file, options, &stats);
+  bar.Clear();
   if (!st.ok()) return st;
   PrintSummary("imported " + std::to_string(stats.transactions) +
                    (stats.transactions == 1 ? " transaction (" : " transactions (") +
