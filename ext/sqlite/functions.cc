@@ -170,8 +170,21 @@ void EdnEval(sqlite3_context* c, int, sqlite3_value** argv) {
     MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kWrite));
     script::Interpreter interpreter;
     interpreter.SetStore(ref.get(), "");
-    MENTAT_ASSIGN_OR_RETURN(std::string out, interpreter.EvalToString(*source));
-    return Text(std::move(out));
+    auto out = interpreter.EvalToString(*source);
+    if (!out.ok()) {
+      // The Rust extension's users match "unbound symbol: NAME" (its sandbox leaves the
+      // file functions unbound); say it their way as well.
+      std::string msg = out.status().message();
+      constexpr std::string_view kUnresolved = "unable to resolve symbol: ";
+      size_t at = msg.find(kUnresolved);
+      if (at != std::string::npos) {
+        std::string name = msg.substr(at + kUnresolved.size());
+        name = name.substr(0, name.find_first_of(" \n"));
+        msg += " (unbound symbol: " + name + ")";
+      }
+      return Status(out.status().code(), msg);
+    }
+    return Text(std::move(*out));
 #else
     (void)db_path;
     return Status::Unsupported("scripting is not available in this build of mentat");

@@ -60,6 +60,16 @@ expect_error "a directory" "edn_t:" :memory: "SELECT edn_t('$TMP', '[]');"
 expect_error "a missing directory" "edn_t:" :memory: "SELECT edn_t('$TMP/no/such/dir/x.db', '[]');"
 expect_error "wrong number of arguments" "wrong number of arguments" :memory: "SELECT edn_t('$DB');"
 
+# Scripts are sandboxed: no file functions (the Rust extension's wording).
+if [[ "$(sq :memory: "SELECT edn_eval('$DB', '1');")" == "1" ]]; then
+  expect_error "sandboxed script" "unbound symbol: slurp" :memory: "SELECT edn_eval('$DB', '(slurp \"/etc/passwd\")');"
+  expect_error "script error" "edn_eval:" :memory: "SELECT edn_eval('$DB', '(throw (ex-info \"boom\" {}))');"
+  expect_error "script opening another file" "edn_eval:" :memory: "SELECT edn_eval('$DB', '(mentat.store/open \"$TMP/x.db\")');"
+  if [ ! -e "$TMP/x.db" ]; then ok; else fail "a script opened a file"; fi
+else
+  skip "edn_eval errors" "scripting is not in this build"
+fi
+
 # SQLITE_DIRECTONLY: not callable from views or triggers (an untrusted schema).
 expect_error "function in a view" "unsafe use of edn_q" :memory: \
   "CREATE VIEW v AS SELECT edn_q('$DB', '[:find ?e :where [?e :person/name]]', NULL) AS r; SELECT * FROM v;"

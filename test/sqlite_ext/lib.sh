@@ -5,7 +5,7 @@
 set -uo pipefail
 
 EXT="${1:?usage: $0 path/to/libmentat_sqlite.so [sqlite3]}"
-EXT="${EXT%.so}"  # .load takes the name with or without the suffix
+EXT="$(cd "$(dirname "$EXT")" && pwd)/$(basename "${EXT%.so}")"  # absolute; .load adds .so
 SQLITE3="${2:-sqlite3}"
 TMP="$(mktemp -d /tmp/mentat-sqlite-ext.XXXXXX)"
 trap 'rm -rf "$TMP"' EXIT
