@@ -118,6 +118,18 @@ class Term:
         raise AssertionError(f"mentat did not exit; output:\n{self.text()}")
 
 
+def interrupt_until(t, pattern, since, tries=20):
+    """Sends Ctrl-C once a second until `pattern` shows up (the command may not have
+    started yet on a loaded machine; a Ctrl-C at the prompt only clears the line)."""
+    for _ in range(tries):
+        t.send("\x03")
+        try:
+            return t.expect(pattern, since=since, timeout=1.5)
+        except AssertionError:
+            continue
+    return t.expect(pattern, since=since, timeout=1)
+
+
 def check(cond, msg, term=None):
     if not cond:
         raise AssertionError(msg + ("\noutput:\n" + term.text() if term else ""))
@@ -318,7 +330,14 @@ def test_batch_sigint_stops_import_cleanly(tmp):
         f.write('[{:person/name "after"}]\n')
     p = subprocess.Popen([MENTAT, store, ".import " + big, ".import " + marker],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.0)
+    # Wait until the import is under way (the 10th transaction is visible).
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        probe = subprocess.run([MENTAT, store, '.datoms :avet :person/name "p10"'],
+                               capture_output=True, text=True).stdout
+        if "p10" in probe:
+            break
+        time.sleep(0.1)
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=60)
     check(p.returncode == 1, f"exit status {p.returncode}, stderr: {err}")
@@ -354,8 +373,7 @@ def test_ctrl_c_interrupts_query(tmp):
     t.line(".q [:find (count ?a) :where [?a :person/age ?x] [?b :person/age ?y] "
            "[?c :person/age ?z] [(< ?x ?y)] [(< ?y ?z)]]")
     time.sleep(1.0)
-    t.send("\x03")
-    t.expect(r"error: \.q: .*interrupted", since=m, timeout=30)
+    interrupt_until(t, r"error: \.q: .*interrupted", since=m)
     t.prompt(since=m)
     m = t.mark()
     t.line("[:find ?n . :where [?e :person/age 7] [?e :person/name ?n]]")
@@ -384,8 +402,7 @@ def test_ctrl_c_interrupts_script(tmp):
            "'[:find (count ?a) . :where [?a :person/age ?x] [?b :person/age ?y] "
            "[?c :person/age ?z] [(< ?x ?y)] [(< ?y ?z)]])")
     time.sleep(1.0)
-    t.send("\x03")
-    m2 = t.expect(r"error: \.eval: ([^\n]*)", since=m, timeout=30)
+    m2 = interrupt_until(t, r"error: \.eval: ([^\n]*)", since=m)
     check("interrupt" in m2.group(1), f"expected an interrupt, got: {m2.group(1)}", t)
     t.prompt(since=m)
     m = t.mark()
