@@ -80,6 +80,49 @@ std::optional<ColumnType> TypeOfConstant(const Value& v) {
   }
 }
 
+// What one place of a binding says: a type, nothing, or that its values disagree.
+struct Fact {
+  Fact() = default;
+  Fact(ColumnType t) : type(t) {}                 // NOLINT: implicit by design
+  Fact(std::optional<ColumnType> t) : type(t) {}  // NOLINT
+  static Fact Conflict() {
+    Fact f;
+    f.conflict = true;
+    return f;
+  }
+  std::optional<ColumnType> type;
+  bool conflict = false;
+};
+
+// The column type shared by `values`: their common type (longs mixed with doubles are
+// DOUBLE), a conflict when they disagree, nothing when there are none.
+Fact CommonType(const std::vector<Value>& values) {
+  std::optional<ColumnType> common;
+  for (const auto& v : values) {
+    std::optional<ColumnType> t = TypeOfConstant(v);
+    if (!t) return Fact::Conflict();
+    if (!common || *common == *t) {
+      common = t;
+    } else if ((*common == ColumnType::kBigInt || *common == ColumnType::kDouble) &&
+               (*t == ColumnType::kBigInt || *t == ColumnType::kDouble)) {
+      common = ColumnType::kDouble;
+    } else {
+      return Fact::Conflict();
+    }
+  }
+  return Fact(common);
+}
+
+// The common type of column `i` of the tuples in `rows`.
+Fact ColumnOf(const edn::Vec& rows, size_t i) {
+  std::vector<Value> col;
+  for (const auto& row : rows) {
+    if (!row.is_seq() || i >= row.size()) return Fact::Conflict();
+    col.push_back(row.items()[i]);
+  }
+  return CommonType(col);
+}
+
 bool IsVar(const Value& v) { return v.is_symbol() && !v.str().empty() && v.str()[0] == '?'; }
 bool IsSrc(const Value& v) { return v.is_symbol() && !v.str().empty() && v.str()[0] == '$'; }
 
@@ -97,6 +140,14 @@ class TypeFacts {
   }
   void Weak(const Value& var, ColumnType t) {
     if (IsVar(var)) weak_.emplace(var.str(), t);
+  }
+  void Weak(const Value& var, const Fact& f) {
+    if (f.type) Weak(var, *f.type);
+    if (f.conflict) Untyped(var);
+  }
+  // Values of several types reach `var`: no column type.
+  void Untyped(const Value& var) {
+    if (IsVar(var)) conflict_.insert(var.str());
   }
   std::optional<ColumnType> Get(const std::string& var) const {
     if (conflict_.count(var)) return std::nullopt;
@@ -159,9 +210,11 @@ class TypeFacts {
   }
 
   // Binds the parts of a binding form (scalar, [?x ...], [?a ?b], [[?a ?b]]) to `types`.
-  void Bind(const Value& binding, const std::vector<std::optional<ColumnType>>& types) {
+  void Bind(const Value& binding, const std::vector<Fact>& types) {
     auto bind_one = [&](const Value& var, size_t i) {
-      if (i < types.size() && types[i]) Strong(var, *types[i]);
+      if (i >= types.size()) return;
+      if (types[i].type) Strong(var, *types[i].type);
+      if (types[i].conflict) Untyped(var);
     };
     if (IsVar(binding)) {
       bind_one(binding, 0);
@@ -190,15 +243,15 @@ class TypeFacts {
       if (IsVar(binding)) {
         Bind(binding, {TypeOfConstant(v)});
       } else if (v.is_seq() && !v.items().empty()) {
-        const Value& first = v.items()[0];
-        std::vector<std::optional<ColumnType>> types;
-        if (first.is_seq()) {  // relation: the first tuple's parts
-          for (const auto& part : first.items()) types.push_back(TypeOfConstant(part));
+        const edn::Vec& items = v.items();
+        std::vector<Fact> types;
+        if (items[0].is_seq()) {  // relation: each column over every tuple
+          for (size_t i = 0; i < items[0].size(); ++i) types.push_back(ColumnOf(items, i));
         } else if (binding.is_vector() && binding.size() == 2 &&
                    binding.items()[1].is_symbol("...")) {
-          types.push_back(TypeOfConstant(first));
+          types.push_back(CommonType(items));
         } else {
-          for (const auto& part : v.items()) types.push_back(TypeOfConstant(part));
+          for (const auto& part : items) types.push_back(TypeOfConstant(part));
         }
         Bind(binding, types);
       }
@@ -216,14 +269,14 @@ class TypeFacts {
         if (!t || (common && *common != *t)) same = false;
         common = t;
       }
-      Bind(binding, {ColumnType::kBigInt, same ? common : std::nullopt});
+      Bind(binding, {ColumnType::kBigInt, same ? Fact(common) : Fact()});
     } else if (fn == "fulltext") {
       Bind(binding,
            {ColumnType::kBigInt, ColumnType::kVarchar, ColumnType::kBigInt, ColumnType::kDouble});
     } else if (fn == "tx-ids") {
       Bind(binding, {ColumnType::kBigInt});
     } else if (fn == "tx-data") {
-      Bind(binding, {ColumnType::kBigInt, ColumnType::kBigInt, std::nullopt, ColumnType::kBigInt,
+      Bind(binding, {ColumnType::kBigInt, ColumnType::kBigInt, Fact(), ColumnType::kBigInt,
                      ColumnType::kBoolean});
     } else if (fn == "str" || fn == "subs" || fn == "upper-case" || fn == "lower-case" ||
                fn == "name" || fn == "namespace" || fn == "trim") {
@@ -355,11 +408,10 @@ void InputFacts(const edn::Vec& in, const std::vector<Value>& inputs, TypeFacts*
     if (!spec.is_vector() || !v.is_seq() || v.items().empty()) continue;
     const edn::Vec& b = spec.items();
     if (b.size() == 2 && b[1].is_symbol("...")) {
-      if (auto t = TypeOfConstant(v.items()[0])) facts->Weak(b[0], *t);
+      facts->Weak(b[0], CommonType(v.items()));
     } else if (b.size() == 1 && b[0].is_vector() && v.items()[0].is_seq()) {
-      const edn::Vec& row = v.items()[0].items();
-      for (size_t i = 0; i < b[0].size() && i < row.size(); ++i) {
-        if (auto t = TypeOfConstant(row[i])) facts->Weak(b[0].items()[i], *t);
+      for (size_t i = 0; i < b[0].size(); ++i) {
+        facts->Weak(b[0].items()[i], ColumnOf(v.items(), i));
       }
     } else {
       for (size_t i = 0; i < b.size() && i < v.size(); ++i) {

@@ -97,6 +97,11 @@ TEST_F(ColumnsTest, FunctionsAndBindings) {
   EXPECT_EQ(Describe("[:find ?x ?y :where [(ground 3) ?x] [(ground [\"a\" 1.5]) [?y ?z]]]"),
             "x:BIGINT y:VARCHAR");
   EXPECT_EQ(Describe("[:find ?z :where [(ground [[\"a\" 1.5]]) [[?y ?z]]]]"), "z:DOUBLE");
+  // Every element counts: longs and doubles make DOUBLE, anything else mixed is JSON.
+  EXPECT_EQ(Describe("[:find ?x :where [(ground [1 2.5]) [?x ...]]]"), "x:DOUBLE");
+  EXPECT_EQ(Describe("[:find ?x :where [(ground [1 \"a\"]) [?x ...]]]"), "x:JSON");
+  EXPECT_EQ(Describe("[:find ?y ?z :where [(ground [[\"a\" 1] [\"b\" :k]]) [[?y ?z]]]]"),
+            "y:VARCHAR z:JSON");
   EXPECT_EQ(Describe("[:find ?b :where [?e :person/age _]"
                      " [(get-else $ ?e :person/bio \"none\") ?b]]"),
             "b:VARCHAR");
@@ -133,6 +138,9 @@ TEST_F(ColumnsTest, InputsTypeOtherwiseUntypedVariables) {
   EXPECT_EQ(
       Describe("[:find ?x :in $ [?x ...] :where]", {edn::Value::Vector({edn::Value::Int(1)})}),
       "x:BIGINT");
+  EXPECT_EQ(Describe("[:find ?x :in $ [?x ...] :where]",
+                     {edn::Value::Vector({edn::Value::Int(1), edn::Value::String("a")})}),
+            "x:JSON");
   // The schema wins over an input's kind: a keyword input for an entity is an entity id.
   EXPECT_EQ(Describe("[:find ?e :in $ ?e :where [?e :person/age _]]",
                      {edn::Value::Keyword("some/ident")}),
