@@ -39,8 +39,9 @@ def medians(raw):
     for key, rows in groups.items():
         o = dict(zip(KEY, key))
         o["n_datoms"] = rows[0]["n_datoms"]
-        for c in NUM:
-            o[c] = statistics.median(float(r[c]) for r in rows)
+        for c in NUM + ("cpu_p50_ms",):
+            vals = [float(r[c]) for r in rows if r.get(c) not in (None, "")]
+            o[c] = statistics.median(vals) if vals else None
         o["reps"] = len(rows)
         o["note"] = "; ".join(sorted({r["note"] for r in rows if r.get("note")}))
         out.append(o)
@@ -48,7 +49,8 @@ def medians(raw):
 
 
 def write_timings(path, rows):
-    cols = ("scenario", "backend", "scale", "n_datoms", "clients", "op") + NUM + ("reps", "note")
+    cols = ("scenario", "backend", "scale", "n_datoms", "clients", "op") + NUM + (
+        "reps", "note", "cpu_p50_ms")
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -57,12 +59,16 @@ def write_timings(path, rows):
 
 
 def fmt_csv(v):
+    if v is None:
+        return ""
     if isinstance(v, float):
         return f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v))
     return v
 
 
 def ms(v):
+    if v is None:
+        return ""
     v = float(v)
     return f"{v:,.0f}" if v >= 1000 else f"{v:.3f}"
 
@@ -196,13 +202,13 @@ def nice_step(raw):
 
 def table(rows):
     head = ("| backend | scale | datoms | clients | op | n | p50 ms | p95 ms | p99 ms | max ms "
-            "| ops/s | errors | reps | note |")
-    lines = [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "| ops/s | errors | reps | cpu p50 ms | note |")
+    lines = [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         lines.append(f"| {r['backend']} | {r['scale']} | {int(r['n_datoms']):,} | {r['clients']} "
                      f"| {r['op']} | {int(r['count'])} | {ms(r['p50_ms'])} | {ms(r['p95_ms'])} "
                      f"| {ms(r['p99_ms'])} | {ms(r['max_ms'])} | {rate(r['throughput_ops_s'])} "
-                     f"| {int(r['errors'])} | {r['reps']} | {r['note']} |")
+                     f"| {int(r['errors'])} | {r['reps']} | {ms(r['cpu_p50_ms'])} | {r['note']} |")
     return lines
 
 
@@ -225,7 +231,8 @@ def headline(rows):
             elif r["count"] == 0:
                 cells.append("error")
             else:
-                cells.append(ms(r["p50_ms"]))
+                cpu = f" ({ms(r['cpu_p50_ms'])})" if r["cpu_p50_ms"] is not None else ""
+                cells.append(ms(r["p50_ms"]) + cpu)
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     return lines
 
@@ -273,7 +280,10 @@ def main():
 
     hl = headline(rows)
     if hl:
-        md += ["## Headline: p50 latency of the read scenarios (1 client)", ""] + hl + [""]
+        md += ["## Headline: p50 latency of the read scenarios (1 client)", "",
+               "Wall time on the monotonic clock; in brackets the CPU time of the calling "
+               "thread (the part that does not depend on how busy the machine was).", ""]
+        md += hl + [""]
     plots = []
     if latency_svg(rows, os.path.join(out, "latency.svg")):
         plots.append("![latency by scenario](latency.svg)")
@@ -296,8 +306,9 @@ def main():
         if sr:
             md += [f"## {s}", ""] + table(sr) + [""]
     md += ["Figures are medians over the repetitions (timings.csv); every repetition is in "
-           "raw.csv. Latencies are per call on a monotonic clock; ops/s is the calls of all "
-           "clients divided by the measured window.", ""]
+           "raw.csv. Latencies are per call on a monotonic clock; cpu p50 is the median CPU "
+           "time of the calling thread per call; ops/s is the calls of all clients divided by "
+           "the measured window.", ""]
     with open(os.path.join(out, "summary.md"), "w") as f:
         f.write("\n".join(md))
 

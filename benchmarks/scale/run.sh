@@ -7,7 +7,7 @@
 #
 # Environment (defaults in brackets):
 #   SCALES         scales to run, of xs s m l                          [s]
-#   BACKENDS       embedded sqlite-sql (sqlite-ext duckdb pg: not yet) [embedded sqlite-sql]
+#   BACKENDS       embedded sqlite-sql sqlite-ext (duckdb pg: not yet)  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
 #   EXTRA          write_mixed concurrency_sweep cold_vs_warm          [all three]
 #   CLIENTS        client counts of concurrency_sweep                  [1 2 4 8 16]
@@ -65,7 +65,15 @@ fi
 for b in $BACKENDS; do
   case $b in
     embedded | sqlite-sql) ;;
-    *) log "backend '$b' is not implemented yet (embedded, sqlite-sql)"; exit 2 ;;
+    sqlite-ext)
+      # The SQLite extension, from the driver's build tree unless MENTAT_SQLITE_EXT is set.
+      BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
+      export MENTAT_SQLITE_EXT=${MENTAT_SQLITE_EXT:-$BUILD_DIR/libmentat_sqlite.so}
+      if [[ ! -f $MENTAT_SQLITE_EXT ]]; then
+        log "building mentat_sqlite in $BUILD_DIR"
+        cmake --build "$BUILD_DIR" --target mentat_sqlite -j1 || exit 2
+      fi ;;
+    *) log "backend '$b' is not implemented yet (embedded, sqlite-sql, sqlite-ext)"; exit 2 ;;
   esac
 done
 READS=()

@@ -121,13 +121,14 @@ class Backend {
   virtual Result<std::unique_ptr<Session>> Connect() = 0;
 };
 
-// The backends by name: "embedded", "sqlite-sql". Opens `store` (which must exist).
+// The backends by name: "embedded", "sqlite-sql", "sqlite-ext". Opens `store` (which must exist).
 Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store);
 std::vector<std::string> BackendNames();
 
 // Concrete factories (backend_*.cc).
 Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
+Result<std::unique_ptr<Backend>> OpenSqliteExt(const std::string& store);
 
 // ---- Small utilities ----
 

@@ -30,34 +30,37 @@ std::vector<std::string> RandomEmails(const Context& ctx, Rng& rng, int64_t n) {
 // The call of read scenario `scenario` for one client (inputs drawn from `rng`).
 Result<Call> ReadCall(const std::string& scenario, const Context& ctx, Session& s, Rng& rng) {
   if (scenario == "point_lookup")
-    return Call([&](double* ms) {
+    return Call([&](Sample* sample) {
       std::string e = RandomEmail(ctx, rng);
-      return Timed(ms, [&] { return s.PointLookup(e).status(); });
+      return Timed(sample, [&] { return s.PointLookup(e).status(); });
     });
   if (scenario == "ref_traversal" || scenario == "as_of") {
     std::optional<Entid> as_of;
     if (scenario == "as_of") as_of = ctx.t_mid;
-    return Call([&, as_of](double* ms) {
+    return Call([&, as_of](Sample* sample) {
       std::string e = RandomEmail(ctx, rng);
-      return Timed(ms, [&] { return s.RefTraversal(e, as_of).status(); });
+      return Timed(sample, [&] { return s.RefTraversal(e, as_of).status(); });
     });
   }
   if (scenario == "aggregate")
-    return Call([&](double* ms) { return Timed(ms, [&] { return s.Aggregate().status(); }); });
-  if (scenario == "predicate_scan")
-    return Call([&](double* ms) { return Timed(ms, [&] { return s.PredicateScan(4).status(); }); });
-  if (scenario == "since")
     return Call(
-        [&](double* ms) { return Timed(ms, [&] { return s.Since(ctx.t_since).status(); }); });
+        [&](Sample* sample) { return Timed(sample, [&] { return s.Aggregate().status(); }); });
+  if (scenario == "predicate_scan")
+    return Call(
+        [&](Sample* sample) { return Timed(sample, [&] { return s.PredicateScan(4).status(); }); });
+  if (scenario == "since")
+    return Call([&](Sample* sample) {
+      return Timed(sample, [&] { return s.Since(ctx.t_since).status(); });
+    });
   if (scenario == "input_bindings")
-    return Call([&](double* ms) {
+    return Call([&](Sample* sample) {
       std::vector<std::string> emails = RandomEmails(ctx, rng, 100);
-      return Timed(ms, [&] { return s.InputBindings(emails).status(); });
+      return Timed(sample, [&] { return s.InputBindings(emails).status(); });
     });
   if (scenario == "pull")
-    return Call([&](double* ms) {
+    return Call([&](Sample* sample) {
       Entid e = ctx.issue_eids[rng.Below(ctx.n_issues)];
-      return Timed(ms, [&] { return s.Pull(e).status(); });
+      return Timed(sample, [&] { return s.Pull(e).status(); });
     });
   return Status::InvalidArgument("unknown read scenario '" + scenario + "'");
 }
@@ -128,7 +131,8 @@ Status Sweep(const Context& ctx, const RunInfo& run, const Rules& rules,
           // q1, q2 and pull in equal parts, each client starting at another one.
           size_t i = static_cast<size_t>(client);
           TimedLoop(
-              rules, n, [&](double* ms) { return calls[i++ % calls.size()](ms); }, start, out);
+              rules, n, [&](Sample* sample) { return calls[i++ % calls.size()](sample); }, start,
+              out);
         },
         &results));
     MENTAT_RETURN_IF_ERROR(WriteRow(ctx, run, "concurrency_sweep", "read", n, results));
@@ -148,8 +152,8 @@ Status Mixed(const Context& ctx, const RunInfo& run, double seconds, int readers
           auto q2 = ReadCall("ref_traversal", ctx, s, rng);
           int64_t i = client;
           TimedLoop(
-              rules, readers, [&](double* ms) { return (i++ % 2 ? *q1 : *q2)(ms); }, start, out,
-              seconds);
+              rules, readers, [&](Sample* sample) { return (i++ % 2 ? *q1 : *q2)(sample); }, start,
+              out, seconds);
           return;
         }
         // The writer: one-datom transactions, a state change (to a different state) and a
@@ -166,18 +170,18 @@ Status Mixed(const Context& ctx, const RunInfo& run, double seconds, int readers
         int64_t i = 0;
         TimedLoop(
             rules, 1,
-            [&](double* ms) {
+            [&](Sample* sample) {
               Entid e = ctx.issue_eids[rng.Below(ctx.n_issues)];
               if (i++ % 2 == 0) {
                 std::string& cur = states[e];
                 std::string next = cur;
                 while (next == cur) next = kStates[rng.Below(kStates.size())];
-                Status st = Timed(ms, [&] { return s.SetState(e, next); });
+                Status st = Timed(sample, [&] { return s.SetState(e, next); });
                 if (st.ok()) cur = next;
                 return st;
               }
               std::string label = LabelName(static_cast<int64_t>(rng.Below(ctx.n_labels)));
-              return Timed(ms, [&] { return s.AddLabel(e, label); });
+              return Timed(sample, [&] { return s.AddLabel(e, label); });
             },
             start, out, seconds);
       },
@@ -191,34 +195,40 @@ Status ColdWarm(const Context& ctx, const RunInfo& run, const std::string& drop)
   if (drop != "all" && drop != "file" && drop != "none")
     return Status::InvalidArgument("--drop is all, file or none, not '" + drop + "'");
   const std::string method = DropCaches(ctx.store, drop);
-  auto one = [](double ms) {
+  auto one = [](const Sample& sample) {
     ClientResult r;
-    r.samples_ms = {ms};
-    r.elapsed_s = ms / 1000;
+    r.samples_ms = {sample.ms};
+    r.cpu_ms = {sample.cpu_ms};
+    r.elapsed_s = sample.ms / 1000;
     return r;
   };
-  double t0 = Now();
-  MENTAT_ASSIGN_OR_RETURN(auto backend, OpenBackend(run.backend, ctx.store));
-  MENTAT_ASSIGN_OR_RETURN(auto session, backend->Connect());
-  MENTAT_RETURN_IF_ERROR(
-      WriteRow(ctx, run, "cold_vs_warm", "open", 1, {one((Now() - t0) * 1000)}, method));
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Session> session;
+  Sample open_cost;
+  MENTAT_RETURN_IF_ERROR(Timed(&open_cost, [&]() -> Status {
+    MENTAT_ASSIGN_OR_RETURN(backend, OpenBackend(run.backend, ctx.store));
+    MENTAT_ASSIGN_OR_RETURN(session, backend->Connect());
+    return Status::OK();
+  }));
+  MENTAT_RETURN_IF_ERROR(WriteRow(ctx, run, "cold_vs_warm", "open", 1, {one(open_cost)}, method));
   Rng rng = ClientRng(run, "cold_vs_warm", 0);
   for (const char* op : {"point_lookup", "ref_traversal", "pull", "aggregate"}) {
     MENTAT_ASSIGN_OR_RETURN(Call call, ReadCall(op, ctx, *session, rng));
     ClientResult cold, warm;
-    double ms = 0;
-    Status st = call(&ms);
+    Sample sample;
+    Status st = call(&sample);
     if (st.ok()) {
-      cold = one(ms);
+      cold = one(sample);
     } else {
       cold.errors = 1;
       cold.first_error = st.ToString();
     }
     for (int i = 0; i < 30; ++i) {
-      st = call(&ms);
+      st = call(&sample);
       if (st.ok()) {
-        warm.samples_ms.push_back(ms);
-        warm.elapsed_s += ms / 1000;
+        warm.samples_ms.push_back(sample.ms);
+        warm.cpu_ms.push_back(sample.cpu_ms);
+        warm.elapsed_s += sample.ms / 1000;
       } else if (warm.errors++ == 0) {
         warm.first_error = st.ToString();
       }

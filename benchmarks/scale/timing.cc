@@ -13,6 +13,7 @@
 #include <barrier>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <thread>
 
@@ -20,7 +21,7 @@ namespace mentat::scale {
 
 const char* kRawHeader =
     "scenario,backend,scale,n_datoms,clients,op,count,p50_ms,p95_ms,p99_ms,max_ms,"
-    "throughput_ops_s,errors,rep,note";
+    "throughput_ops_s,errors,rep,note,cpu_p50_ms";
 
 namespace {
 
@@ -39,6 +40,7 @@ Status WriteResult(const std::string& path, const ClientResult& r) {
   std::fwrite(&r.elapsed_s, sizeof r.elapsed_s, 1, f);
   std::fwrite(r.first_error.data(), 1, r.first_error.size(), f);
   std::fwrite(r.samples_ms.data(), sizeof(double), r.samples_ms.size(), f);
+  std::fwrite(r.cpu_ms.data(), sizeof(double), r.cpu_ms.size(), f);
   return std::fclose(f) == 0 ? Status::OK() : Status::Io("cannot write " + path);
 }
 
@@ -52,10 +54,12 @@ Status ReadResult(const std::string& path, ClientResult* r) {
     r->errors = head[0];
     r->ceiling = head[1] != 0;
     r->samples_ms.resize(head[2]);
+    r->cpu_ms.resize(head[2]);
     r->first_error.resize(head[3]);
     ok = std::fread(r->first_error.data(), 1, head[3], f) == static_cast<size_t>(head[3]) &&
          std::fread(r->samples_ms.data(), sizeof(double), head[2], f) ==
-             static_cast<size_t>(head[2]);
+             static_cast<size_t>(head[2]) &&
+         std::fread(r->cpu_ms.data(), sizeof(double), head[2], f) == static_cast<size_t>(head[2]);
   }
   std::fclose(f);
   std::remove(path.c_str());
@@ -95,6 +99,12 @@ double Percentile(const std::vector<double>& sorted, double q) {
 }
 
 }  // namespace
+
+double ThreadCpu() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 Rng ClientRng(const RunInfo& run, const std::string& scenario, int client) {
   return Rng(run.seed ^ Fnv1a(scenario) ^ (static_cast<uint64_t>(run.rep) << 32) ^
@@ -190,8 +200,8 @@ Status RunClients(const Context& ctx, const RunInfo& run, int clients, const Cli
 void TimedLoop(const Rules& rules, int clients, const Call& call,
                const std::function<void()>& start, ClientResult* out, double fixed_s) {
   for (int w = 0; w < rules.warmups; ++w) {
-    double ms = 0;
-    Status st = call(&ms);
+    Sample sample;
+    Status st = call(&sample);
     if (!st.ok() && w == 0) {
       // The first call failed: the point is an error, not a measurement.
       out->errors = 1;
@@ -199,7 +209,7 @@ void TimedLoop(const Rules& rules, int clients, const Call& call,
       start();
       return;
     }
-    if (w == 0 && ms > rules.probe_s * 1000) {
+    if (w == 0 && sample.ms > rules.probe_s * 1000) {
       out->ceiling = true;
       start();
       return;
@@ -209,10 +219,11 @@ void TimedLoop(const Rules& rules, int clients, const Call& call,
   const int64_t min_n = (rules.min_n + clients - 1) / clients;
   const double t0 = Now();
   while (true) {
-    double ms = 0;
-    Status st = call(&ms);
+    Sample sample;
+    Status st = call(&sample);
     if (st.ok()) {
-      out->samples_ms.push_back(ms);
+      out->samples_ms.push_back(sample.ms);
+      out->cpu_ms.push_back(sample.cpu_ms);
     } else {
       if (out->errors++ == 0) out->first_error = st.ToString();
     }
@@ -231,19 +242,21 @@ void TimedLoop(const Rules& rules, int clients, const Call& call,
 Status WriteRow(const Context& ctx, const RunInfo& run, const std::string& scenario,
                 const std::string& op, int clients, const std::vector<ClientResult>& results,
                 const std::string& note_in) {
-  std::vector<double> all;
+  std::vector<double> all, cpu;
   int64_t errors = 0;
   double elapsed = 0;
   bool ceiling = false;
   std::string first_error;
   for (const auto& r : results) {
     all.insert(all.end(), r.samples_ms.begin(), r.samples_ms.end());
+    cpu.insert(cpu.end(), r.cpu_ms.begin(), r.cpu_ms.end());
     errors += r.errors;
     elapsed = std::max(elapsed, r.elapsed_s);
     ceiling |= r.ceiling;
     if (first_error.empty()) first_error = r.first_error;
   }
   std::sort(all.begin(), all.end());
+  std::sort(cpu.begin(), cpu.end());
   std::string note = note_in;
   if (ceiling) note = "ceiling";
   if (!first_error.empty()) note += (note.empty() ? "" : "; ") + first_error;
@@ -255,7 +268,8 @@ Status WriteRow(const Context& ctx, const RunInfo& run, const std::string& scena
                      std::to_string(all.size()) + "," + Fixed(Percentile(all, 0.50), 3) + "," +
                      Fixed(Percentile(all, 0.95), 3) + "," + Fixed(Percentile(all, 0.99), 3) + "," +
                      Fixed(all.empty() ? 0 : all.back(), 3) + "," + Fixed(ops, 2) + "," +
-                     std::to_string(errors) + "," + std::to_string(run.rep) + "," + note;
+                     std::to_string(errors) + "," + std::to_string(run.rep) + "," + note + "," +
+                     Fixed(Percentile(cpu, 0.50), 3);
   std::fprintf(
       stderr, "  %-16s %-10s %-3s c=%-3d %-20s n=%-8zu p50=%9.3f p99=%9.3f ms %10.1f/s%s%s\n",
       scenario.c_str(), run.backend.c_str(), ctx.scale.c_str(), clients, op.c_str(), all.size(),

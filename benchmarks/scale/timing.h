@@ -12,25 +12,40 @@
 
 namespace mentat::scale {
 
+// What one call cost: wall time on the monotonic clock, and the CPU time of the calling
+// thread (the backend runs in it; on a busy machine CPU time is the figure that does not
+// include waiting for a core).
+struct Sample {
+  double ms = 0;
+  double cpu_ms = 0;
+};
+
 // One call: prepares its inputs untimed, then times only the call into the backend and
-// stores the latency in *ms.
-using Call = std::function<Status(double* ms)>;
+// stores its cost in *sample.
+using Call = std::function<Status(Sample* sample)>;
 
 // What one client measured.
 struct ClientResult {
   std::vector<double> samples_ms;  // successful calls only
+  std::vector<double> cpu_ms;      // their CPU times, in the same order
   int64_t errors = 0;
   double elapsed_s = 0;  // the length of its timed window
   bool ceiling = false;  // its first call was slower than the probe limit
   std::string first_error;
 };
 
-// Runs `f` and returns its status; *ms gets its latency on the monotonic clock.
+// Seconds of CPU time the calling thread has used.
+double ThreadCpu();
+
+// Runs `f` and returns its status; *sample gets its wall and CPU time.
 template <typename F>
-Status Timed(double* ms, F&& f) {
+Status Timed(Sample* sample, F&& f) {
+  double c0 = ThreadCpu();
   double t0 = Now();
   Status st = f();
-  *ms = (Now() - t0) * 1000;
+  double t1 = Now();
+  sample->ms = (t1 - t0) * 1000;
+  sample->cpu_ms = (ThreadCpu() - c0) * 1000;
   return st;
 }
 

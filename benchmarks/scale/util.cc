@@ -87,15 +87,16 @@ Result<Context> LoadContext(const std::string& data_dir, const std::string& stor
   return ctx;
 }
 
-std::vector<std::string> BackendNames() { return {"embedded", "sqlite-sql"}; }
+std::vector<std::string> BackendNames() { return {"embedded", "sqlite-sql", "sqlite-ext"}; }
 
 Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store) {
   if (!std::filesystem::exists(store)) return Status::NotFound("no store at " + store);
   if (name == "embedded") return OpenEmbedded(store);
   if (name == "sqlite-sql") return OpenSqliteSql(store);
+  if (name == "sqlite-ext") return OpenSqliteExt(store);
   return Status::InvalidArgument("unknown backend '" + name +
-                                 "' (embedded, sqlite-sql; sqlite-ext, duckdb and pg are "
-                                 "not implemented yet)");
+                                 "' (embedded, sqlite-sql, sqlite-ext; duckdb and pg are not "
+                                 "implemented yet)");
 }
 
 }  // namespace mentat::scale
