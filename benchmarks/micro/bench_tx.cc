@@ -54,10 +54,10 @@ std::string IssueBatch(std::mt19937_64& rng, int first, int count, int users, in
   *datoms = 1;
   for (int k = first; k < first + count; ++k) {
     tx += "{:db/id \"i" + std::to_string(k) + "\" :issue/title \"Issue " + std::to_string(k) +
-          ": " + kKinds[rng() % 5] + "\" :issue/state " + kStates[rng() % 5] +
-          " :issue/priority " + std::to_string(1 + rng() % 5) +
-          " :issue/assignee [:user/email \"user" + std::to_string(rng() % users) +
-          "@example.com\"] :issue/reporter [:user/email \"user" + std::to_string(rng() % users) +
+          ": " + kKinds[rng() % 5] + "\" :issue/state " + kStates[rng() % 5] + " :issue/priority " +
+          std::to_string(1 + rng() % 5) + " :issue/assignee [:user/email \"user" +
+          std::to_string(rng() % users) + "@example.com\"] :issue/reporter [:user/email \"user" +
+          std::to_string(rng() % users) +
           "@example.com\"] :issue/created-at #inst \"2025-03-01T10:00:00Z\"";
     *datoms += 6;
     int n = rng() % 4;
@@ -81,7 +81,8 @@ void BM_SingleDatom(benchmark::State& state) {
   std::string e = std::to_string(r->tempids.at("i"));
   int64_t n = 0;
   for (auto _ : state) {
-    auto t = s->transact("[[:db/add " + e + " :issue/priority " + std::to_string(++n % 5 + 1) + "]]");
+    auto t =
+        s->transact("[[:db/add " + e + " :issue/priority " + std::to_string(++n % 5 + 1) + "]]");
     if (!t.ok()) state.SkipWithError(t.status().ToString().c_str());
   }
   state.SetItemsProcessed(state.iterations());

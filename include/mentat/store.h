@@ -100,7 +100,7 @@ class Db;
 
 // A query input: a value bound to an :in variable, or a database for a `$name` source.
 struct Input {
-  Input(edn::Value v) : value(std::move(v)) {}  // NOLINT: implicit by design
+  Input(edn::Value v) : value(std::move(v)) {}              // NOLINT: implicit by design
   Input(std::shared_ptr<const Db> d) : db(std::move(d)) {}  // NOLINT
   edn::Value value;
   std::shared_ptr<const Db> db;

@@ -4,8 +4,6 @@
 // A Connection is used by one thread at a time (callers lease it from the store's pool).
 #pragma once
 
-#include "storage/sqlite_api.h"
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -13,6 +11,7 @@
 #include <unordered_map>
 
 #include "mentat/status.h"
+#include "storage/sqlite_api.h"
 
 namespace mentat::storage {
 

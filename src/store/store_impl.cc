@@ -76,8 +76,8 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   st.read_only = options.read_only;
   st.synchronous = static_cast<int>(options.synchronous);
   st.busy_timeout_ms = options.busy_timeout_ms;
-  st.mmap_size = options.mmap_size >= 0 ? options.mmap_size
-                                        : EnvInt("MENTAT_MMAP_SIZE", int64_t{1} << 30);
+  st.mmap_size =
+      options.mmap_size >= 0 ? options.mmap_size : EnvInt("MENTAT_MMAP_SIZE", int64_t{1} << 30);
   st.temp_store = options.temp_store >= 0 ? options.temp_store
                                           : static_cast<int>(EnvInt("MENTAT_TEMP_STORE", 1));
 
@@ -85,7 +85,8 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   flags |= options.read_only ? SQLITE_OPEN_READONLY
                              : (SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
   MENTAT_ASSIGN_OR_RETURN(auto first, storage::Connection::Open(s->uri_, flags));
-  MENTAT_RETURN_IF_ERROR(first->Exec("PRAGMA busy_timeout = " + std::to_string(st.busy_timeout_ms)));
+  MENTAT_RETURN_IF_ERROR(
+      first->Exec("PRAGMA busy_timeout = " + std::to_string(st.busy_timeout_ms)));
 
   int version = 0;
   MENTAT_ASSIGN_OR_RETURN(storage::FileState state, storage::Inspect(first.get(), &version));
@@ -187,21 +188,29 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
   }
   std::string sql =
       "INSERT INTO parts (part, start, end, next) VALUES "
-      "(0, 0, " + std::to_string(ids::kUserStart) + ", 26), "
-      "(2, " + std::to_string(ids::kUserStart) + ", " + std::to_string(ids::kTxStart) + ", " +
-      std::to_string(ids::kUserStart) + "), "
-      "(3, " + std::to_string(ids::kTxStart) + ", 9223372036854775807, " +
-      std::to_string(ids::kTxStart + 1) + ");"
-      "INSERT INTO meta (key, value) VALUES ('last_tx', " + std::to_string(ids::kBootstrapTx) +
-      "), ('last_tx_instant', " + std::to_string(datoms.back().v.i) + "), ('schema_gen', 1);"
+      "(0, 0, " +
+      std::to_string(ids::kUserStart) +
+      ", 26), "
+      "(2, " +
+      std::to_string(ids::kUserStart) + ", " + std::to_string(ids::kTxStart) + ", " +
+      std::to_string(ids::kUserStart) +
+      "), "
+      "(3, " +
+      std::to_string(ids::kTxStart) + ", 9223372036854775807, " +
+      std::to_string(ids::kTxStart + 1) +
+      ");"
+      "INSERT INTO meta (key, value) VALUES ('last_tx', " +
+      std::to_string(ids::kBootstrapTx) + "), ('last_tx_instant', " +
+      std::to_string(datoms.back().v.i) +
+      "), ('schema_gen', 1);"
       "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at) "
       "SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;";
   return c->Exec(sql);
 }
 
 Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
-  int flags = SQLITE_OPEN_NOMUTEX |
-              (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
+  int flags =
+      SQLITE_OPEN_NOMUTEX | (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::Open(uri_, flags));
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(db.get(), settings_));
   auto c = std::make_unique<Conn>();

@@ -1,3 +1,5 @@
+#include "mentat/store.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -9,7 +11,6 @@
 #include <thread>
 #include <vector>
 
-#include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
 
@@ -277,7 +278,8 @@ TEST(Store, HistoryAsOfAndSinceViews) {
   EXPECT_EQ(age(s->db().as_of(TxPoint::Instant(r1->tx_instant))),
             (std::vector<std::string>{"30+@" + t1}));
   // :db/noHistory keeps no interval for the replaced value.
-  auto seen = s->db().history().datoms(":eavt", {edn::Value::Int(a), edn::Value::Keyword("p/seen")});
+  auto seen =
+      s->db().history().datoms(":eavt", {edn::Value::Int(a), edn::Value::Keyword("p/seen")});
   ASSERT_TRUE(seen.ok());
   ASSERT_EQ(seen->size(), 1u);
   EXPECT_EQ((*seen)[0].v, edn::Value::Int(2));
@@ -315,7 +317,8 @@ TEST(Store, FulltextRowsFollowDatoms) {
   sqlite3_open(path.c_str(), &db);
   auto count = [&](const char* term) {
     sqlite3_stmt* st = nullptr;
-    std::string sql = std::string("SELECT count(*) FROM fulltext WHERE fulltext MATCH '") + term + "'";
+    std::string sql =
+        std::string("SELECT count(*) FROM fulltext WHERE fulltext MATCH '") + term + "'";
     sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
     sqlite3_step(st);
     int n = sqlite3_column_int(st, 0);

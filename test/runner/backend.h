@@ -18,7 +18,8 @@ class Backend {
   // The tx report as EDN ({:tx-id :tempids :tx-data ...}).
   virtual Result<edn::Value> Transact(const std::string& edn) = 0;
   virtual Result<edn::Value> Query(const std::string& query, const std::string& options_json) = 0;
-  virtual Result<std::string> Explain(const std::string& query, const std::string& options_json) = 0;
+  virtual Result<std::string> Explain(const std::string& query,
+                                      const std::string& options_json) = 0;
   virtual Result<edn::Value> Pull(const std::string& pattern, const std::string& eid) = 0;
   // `args`: "INDEX COMPONENTS..."; result: vector of [e a v tx added].
   virtual Result<edn::Value> Datoms(const std::string& args) = 0;

@@ -55,8 +55,8 @@ class LibraryBackend : public Backend {
     for (const auto& d : datoms) {
       edn::Value a = edn::Value::Int(d.a);
       if (const std::string* id = schema->ident(d.a)) a = edn::Value::Keyword(*id);
-      out.push_back(edn::Value::Vector({edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx),
-                                        edn::Value::Bool(d.added)}));
+      out.push_back(edn::Value::Vector(
+          {edn::Value::Int(d.e), a, d.v, edn::Value::Int(d.tx), edn::Value::Bool(d.added)}));
     }
     return edn::Value::Vector(std::move(out));
   }
@@ -87,7 +87,8 @@ class CliBackend : public Backend {
     return edn::Read(out);
   }
   Result<edn::Value> Query(const std::string& q, const std::string& json) override {
-    MENTAT_ASSIGN_OR_RETURN(std::string out, Run({".query " + q + (json.empty() ? "" : " " + json)}));
+    MENTAT_ASSIGN_OR_RETURN(std::string out,
+                            Run({".query " + q + (json.empty() ? "" : " " + json)}));
     return edn::Read(out);
   }
   Result<std::string> Explain(const std::string& q, const std::string& json) override {

@@ -186,7 +186,8 @@ class FileRunner {
       Result<edn::Value> before = b_->Datoms(":aevt");
       auto res = b_->Transact(body);
       if (expect_error) {
-        std::string why = ExpectError(res.status(), tail.size() > 6 ? tail.substr(6) : "", res.ok());
+        std::string why =
+            ExpectError(res.status(), tail.size() > 6 ? tail.substr(6) : "", res.ok());
         if (!why.empty()) return why;
         auto after = b_->Datoms(":aevt");
         if (before.ok() && after.ok() && !(*before == *after))
@@ -208,8 +209,9 @@ class FileRunner {
         const edn::Value* got = res->get(k);
         if (!got) return "the report has no " + edn::Print(k);
         bool eq = Match(v, *got, !k.is_keyword("tx-data"));
-        if (!eq) return "report " + edn::Print(k) + ": expected " + edn::Print(v) +
-                        "\n  actual: " + edn::Print(*got);
+        if (!eq)
+          return "report " + edn::Print(k) + ": expected " + edn::Print(v) +
+                 "\n  actual: " + edn::Print(*got);
       }
       return "";
     }
@@ -246,7 +248,8 @@ class FileRunner {
     if (kind == "datoms") {
       bool expect_error = tail.rfind("error", 0) == 0;
       auto res = b_->Datoms(body);
-      if (expect_error) return ExpectError(res.status(), tail.size() > 6 ? tail.substr(6) : "", res.ok());
+      if (expect_error)
+        return ExpectError(res.status(), tail.size() > 6 ? tail.substr(6) : "", res.ok());
       if (!res.ok()) return "datoms failed: " + res.status().ToString();
       return Compare(*res, true, r.expected);
     }
@@ -274,13 +277,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-    else if (a == "--mentat" && i + 1 < argc) mentat_bin = argv[++i];
-    else files.push_back(a);
+    if (a == "--backend" && i + 1 < argc)
+      backend = argv[++i];
+    else if (a == "--mentat" && i + 1 < argc)
+      mentat_bin = argv[++i];
+    else
+      files.push_back(a);
   }
   std::unique_ptr<mentat::testing::Backend> b;
-  if (backend == "lib") b = mentat::testing::MakeLibraryBackend();
-  else if (backend == "cli") b = mentat::testing::MakeCliBackend(mentat_bin);
+  if (backend == "lib")
+    b = mentat::testing::MakeLibraryBackend();
+  else if (backend == "cli")
+    b = mentat::testing::MakeCliBackend(mentat_bin);
   if (!b) {
     std::cerr << "unknown backend '" << backend << "'\n";
     return 2;
