@@ -1,6 +1,7 @@
 #include "export.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <set>
 #include <sstream>
@@ -252,7 +253,8 @@ TEST(Export, ParseTxPoint) {
 
 TEST(Export, FileIsWrittenWhole) {
   auto a = MakeStore(2);
-  std::string path = ::testing::TempDir() + "/mentat-export-test.edn";
+  std::string path =
+      ::testing::TempDir() + "/mentat-export-test-" + std::to_string(getpid()) + ".edn";
   ExportStats es;
   ASSERT_TRUE(ExportFile(*a, path, {}, &es).ok());
   EXPECT_GT(FileSize(path), 100u);

@@ -1,6 +1,7 @@
 #include "session.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -129,8 +130,9 @@ TEST_F(SessionTest, BailStopsAtTheFirstFailure) {
 }
 
 TEST_F(SessionTest, ExportImportAndRead) {
-  std::string dir = ::testing::TempDir();
-  std::string dump = dir + "/session-test-dump.edn", cmds = dir + "/session-test.mentat";
+  std::string dir = ::testing::TempDir(), pid = std::to_string(getpid());
+  std::string dump = dir + "/session-test-dump-" + pid + ".edn";
+  std::string cmds = dir + "/session-test-" + pid + ".mentat";
   ASSERT_TRUE(Run(".t [{:db/id \"a\" :p/name \"Ada\"} {:p/name \"Bob\" :p/friend \"a\"}]"));
   ASSERT_TRUE(Run(".export " + dump));
   EXPECT_EQ(out_.str(), "{:datoms 10, :entities 4, :file \"" + dump + "\", :transactions 2}\n");
