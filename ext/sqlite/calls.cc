@@ -25,17 +25,17 @@ Result<QueryOptions> ParseQueryOptions(std::string_view query,
   if (t.front() == '{' && t.back() == '}' &&
       t.substr(1, t.size() - 2).find_first_not_of(" \t\r\n") == std::string_view::npos)
     return QueryOptions{};
+  auto opts = options_from_json(query, t);
+  if (opts.ok()) return opts;
   // The Rust extension's wording for the two shapes that are not options at all, with
   // options_from_json's.
   try {
     if (!nlohmann::json::parse(t.begin(), t.end()).is_object())
-      return Status::InvalidArgument("options must be a JSON object: expected a JSON object, got " +
-                                     std::string(t));
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("options are not valid JSON (invalid JSON: ") +
-                                   e.what() + ")");
+      return Status::InvalidArgument("options must be a JSON object: " + opts.status().message());
+  } catch (const nlohmann::json::exception&) {
+    return Status::InvalidArgument("options are not valid JSON: " + opts.status().message());
   }
-  return options_from_json(query, t);
+  return opts;
 }
 
 Result<std::optional<QueryResult>> RunQuery(HostContext* ctx,

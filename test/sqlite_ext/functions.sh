@@ -97,6 +97,14 @@ has_line "pull by id as text" "pull_text_id={\":db/id\":$B,\":person/age\":25}" 
 has_line "pull of nothing" 'pull_missing={":db/id":999999}' "$out"
 has_line "pull EDN" 'pull_edn={:person/born #inst "2024-01-02T03:04:05.123456Z", :person/name "Alice"}' "$out"
 fi
+out="$(sq :memory: "SELECT edn_q('$DB', '[:find (pull ?e [:person/name :person/born {:person/friend [:person/age]}]) . :where [?e :person/name \"Bob\"]]', NULL);" \
+  "SELECT c1 FROM edn_rows('$DB', '[:find ?e (pull ?e [:person/name]) :where [?e :person/name \"Bob\"]]');")"
+if [[ "$out" == *"pull is not"* ]]; then
+  skip "(pull ...) in :find" "pull is not in this build"
+else
+  expect "(pull ...) in :find: nested objects, pull encoding" \
+    '{"result":{":person/friend":[{":person/age":31}],":person/name":"Bob"}}'$'\n''{":person/name":"Bob"}' "$out"
+fi
 
 # edn_rows: real rows, typed columns, joins with ordinary tables.
 out="$(sq :memory: <<SQL
