@@ -12,16 +12,20 @@ SELECT 'q=' || ifnull(edn_q(NULL, '[:find ?e :where [?e :db/ident]]', NULL), 'NU
 SELECT 'pull=' || ifnull(edn_pull(NULL, '[*]', 1), 'NULL');
 SELECT 'datoms=' || ifnull(edn_datoms('main', ':eavt'), 'NULL');
 SELECT 'rows=' || count(*) FROM edn_rows(NULL, '[:find ?e :where [?e :db/ident]]');
+CREATE VIRTUAL TABLE temp.names USING edn_rows(NULL, '[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]');
+SELECT 'created=' || count(*) FROM names;
 SELECT 'tables=' || count(*) FROM sqlite_master;
 SQL
 )"
-for l in q=NULL pull=NULL datoms=NULL rows=0 tables=2; do has_line "read without a store: $l" "$l" "$out"; done
+for l in q=NULL pull=NULL datoms=NULL rows=0 created=0 tables=2; do has_line "read without a store: $l" "$l" "$out"; done
 
 out="$(sq "$HOST" <<SQL
 SELECT 'schema=' || json_extract(edn_t(NULL, '$SCHEMA'), '\$.tx_id');
 SELECT 'data=' || json_extract(edn_t('main', '[{:person/name "Alice" :person/age 30} {:person/name "Bob" :person/age 25}]'), '\$.tx_id');
 SELECT 'join=' || group_concat(a.name || '=' || r.c1, ',') FROM (SELECT * FROM edn_rows(NULL, '[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]') ORDER BY c0) r JOIN ages a ON a.name = r.c0 AND a.age = r.c1;
 SELECT 'tables=' || group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('ages', 'datoms', 'meta') ORDER BY name);
+CREATE VIRTUAL TABLE temp.names USING edn_rows(NULL, '[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]');
+SELECT 'created=' || group_concat(n || ':' || a, ',') FROM (SELECT * FROM names ORDER BY n);
 SELECT 'journal=' || journal_mode FROM pragma_journal_mode;
 SELECT 'version=' || user_version FROM pragma_user_version;
 SQL
@@ -30,6 +34,7 @@ has_line "schema in the host database" 'schema=268435457' "$out"
 has_line "data in the host database" 'data=268435458' "$out"
 has_line "edn_rows joins the host's table" 'join=Alice=30,Bob=25' "$out"
 has_line "mentat tables beside the host's" 'tables=ages,datoms,meta' "$out"
+has_line "CREATE VIRTUAL TABLE in host mode" 'created=Alice:30,Bob:25' "$out"
 has_line "the host's journal mode is left alone" 'journal=delete' "$out"
 has_line "format version" 'version=2' "$out"
 
