@@ -2,7 +2,8 @@
 """Builds the seed corpora of the fuzz targets (fuzz/README.md).
 
 Sources: the bodies of every record in test/data/**/*.test (transactions, queries, pull
-patterns, expected results, options JSON), the bad-input corpus in
+patterns, expected results, options JSON), the scripts in test/script/*.clj, the bad-input
+corpus in
 test/reliability/corpus/*.txt, and the checked-in seeds in fuzz/seeds/<target>/.
 
     build_corpus.py --out DIR      writes DIR/<target>/<sha1> files
@@ -15,7 +16,8 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGETS = ["edn_fuzz", "tx_fuzz", "query_fuzz", "pull_fuzz", "options_fuzz", "cli_fuzz"]
+TARGETS = ["edn_fuzz", "tx_fuzz", "query_fuzz", "pull_fuzz", "options_fuzz", "cli_fuzz",
+           "script_fuzz"]
 
 
 def substitute(text):
@@ -111,7 +113,8 @@ def main():
 
     bad = os.path.join(ROOT, "test", "reliability", "corpus")
     mapping = {"edn.txt": "edn_fuzz", "tx.txt": "tx_fuzz", "query.txt": "query_fuzz",
-               "pull.txt": "pull_fuzz", "options.txt": "options_fuzz", "cli.txt": "cli_fuzz"}
+               "pull.txt": "pull_fuzz", "options.txt": "options_fuzz", "cli.txt": "cli_fuzz",
+               "script.txt": "script_fuzz"}
     for name, target in mapping.items():
         path = os.path.join(bad, name)
         if not os.path.exists(path):
@@ -119,6 +122,13 @@ def main():
         for body in parse_bad_corpus(path):
             prefix = b"\x01" if target in ("tx_fuzz", "query_fuzz", "pull_fuzz") else b""
             add(target, prefix + body.encode("utf-8", errors="replace"))
+
+    # Scripts: the script test suite's programs.
+    script_dir = os.path.join(ROOT, "test", "script")
+    if os.path.isdir(script_dir):
+        for f in sorted(os.listdir(script_dir)):
+            if f.endswith(".clj"):
+                add("script_fuzz", open(os.path.join(script_dir, f), "rb").read())
 
     for target in TARGETS:
         d = os.path.join(ROOT, "fuzz", "seeds", target)

@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <filesystem>
 
+#include "mentat/script.h"
 #include "util.h"
 
 namespace mentat::reliability {
@@ -178,6 +180,30 @@ TEST_F(BadInput, BuiltInIdentsCannotBeRenamedOrRetracted) {
     EXPECT_TRUE(schema.ok()) << tx << ": " << schema.status().ToString();
   }
   if (!gaps.empty()) GTEST_SKIP() << "known gap (reported to the transactor owner):" << gaps;
+}
+
+TEST_F(BadInput, MalformedScriptsFailWithinTheirLimits) {
+  std::string escape = "/tmp/mentat-script-sandbox-escape.db";
+  for (const Record& r : LoadCorpus("script.txt")) {
+    script::Options o;
+    o.max_steps = 1'000'000;
+    o.max_memory_bytes = 64 * 1024 * 1024;
+    o.max_depth = 1000;
+    o.output = [](std::string_view) {};
+    script::Interpreter in(o);
+    in.SetStore(store_.get());
+    auto start = std::chrono::steady_clock::now();
+    auto v = in.EvalToString(r.body);
+    ExpectError(v.status(), r, "script.txt");
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+    EXPECT_LT(ms, 30000) << r.body << " took " << ms << " ms";
+  }
+  EXPECT_FALSE(std::filesystem::exists(escape)) << "a script created " << escape;
+  int64_t sum = 0, count = 0;
+  ASSERT_TRUE(SumBalances(store_->db(), &sum, &count).ok());
+  EXPECT_EQ(sum, kAccounts * kInitialBalance);
 }
 
 TEST_F(BadInput, PathologicalInputsFailFast) {
