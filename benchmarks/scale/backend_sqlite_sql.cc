@@ -397,8 +397,8 @@ Status SqliteSession::Init() {
        "WHERE s.a = " +
            state + " AND s.v = ':state/open' AND p.e = s.e AND p.a = " + prio +
            " AND p.v >= ?1 AND t.e = s.e AND t.a = " + title},
-      {&since_,
-       "SELECT DISTINCT e FROM datoms INDEXED BY datoms_tx WHERE tx > ?1 AND a = " + state},
+      // :issue/state is cardinality one: an entity has one current datom, so no DISTINCT.
+      {&since_, "SELECT e FROM datoms INDEXED BY datoms_tx WHERE tx > ?1 AND a = " + state},
       {&bindings_,
        "SELECT u.e, n.v FROM datoms u CROSS JOIN datoms n WHERE u.a = " + email +
            " AND u.v IN (SELECT value FROM json_each(?1)) AND n.e = u.e AND n.a = " + name},
