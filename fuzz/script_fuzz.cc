@@ -20,10 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   o.max_steps = 200'000;
   o.max_memory_bytes = 16 * 1024 * 1024;
   o.max_depth = 200;
-  o.allow_open = [](const std::string& path) {
-    if (!path.empty() && path != ":memory:") Fail("the sandbox asked to open " + path);
-    return true;
-  };
+  o.allow_open = [](const std::string& path) { return path.empty() || path == ":memory:"; };
   o.output = [](std::string_view) {};
   mentat::script::Interpreter in(o);
   in.SetStore(store.get());
