@@ -87,7 +87,7 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
   if (first == std::string_view::npos) return opts;
   try {
     j = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and number overflow (1e616)
     return Bad(std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) return Bad("expected a JSON object");
