@@ -45,6 +45,12 @@ struct RuleClauseUnit {
   edn::Value form;
 };
 
+// A value known before rules run: a constant, or a scalar input (slot).
+struct SeedVal {
+  std::optional<edn::Value> constant;
+  int slot = -1;
+};
+
 // A derived relation of a recursive rule, per source.
 struct RuleRel {
   std::string rule;
@@ -52,6 +58,9 @@ struct RuleRel {
   int arity = 0;
   std::vector<VT> types;  // per column
   int stratum = 0;
+  // A magic relation of the demand rewrite (demand.cc): its seed row.
+  bool magic = false;
+  std::vector<SeedVal> seed;
 };
 
 struct Stratum {
@@ -109,6 +118,19 @@ struct AnalyzeEnv {
   const std::map<std::string, DbView>* views = nullptr;
   bool use_planner = true;
   Compiled* out = nullptr;
+
+  // The demand rewrite (demand.cc): generated rules, and per magic rule its adorned rule,
+  // bound argument positions and seed.
+  struct Demand {
+    std::string adorned;
+    std::vector<int> bound;
+    std::vector<SeedVal> seed;
+  };
+  RuleSet extra;
+  std::map<std::string, Demand> demand;
+  int demand_count = 0;
+  // The definitions of rule `name` (given or generated); nullptr when unknown.
+  const std::vector<RuleDef>* FindRule(const std::string& name) const;
 };
 
 // ---- rules.cc ----
@@ -188,6 +210,11 @@ class Analyzer {
   Status RuleCall(const Clause& c, Scope* s, bool as_filter);
   Result<Clause> ExpandRule(const Clause& call, const Scope& s);
   Status RecursiveRuleCall(const Clause& c, Scope* s);
+  // Rewrites a call of recursive rule `name` with arguments bound to values known before
+  // evaluation (positions `bound`) into a call of a generated rule that derives only
+  // what the call can use (magic sets). nullopt when the rule does not qualify.
+  std::optional<std::string> DemandRewrite(const std::string& name, const std::vector<int>& bound,
+                                           const std::vector<SeedVal>& seed);
   Status OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join);
   int ArmCount(int block) const;
 

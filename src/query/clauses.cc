@@ -273,10 +273,10 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
   if (!env_->rules)
     return ClauseError(Code::kInvalidArgument, call.form,
                        "unknown rule " + call.fn + " (no rules given with %)");
-  auto it = env_->rules->rules.find(call.fn);
-  if (it == env_->rules->rules.end())
+  const std::vector<RuleDef>* found = env_->FindRule(call.fn);
+  if (!found || found->empty())
     return ClauseError(Code::kInvalidArgument, call.form, "unknown rule " + call.fn);
-  const auto& defs = it->second;
+  const auto& defs = *found;
   if (defs[0].params.size() != call.args.size())
     return ClauseError(Code::kInvalidArgument, call.form,
                        "wrong number of arguments to rule " + call.fn + ": expected " +
@@ -373,15 +373,41 @@ Status Analyzer::RuleCall(const Clause& c, Scope* s, bool as_filter) {
 }
 
 Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
-  auto it = env_->rules->rules.find(c.fn);
-  if (it->second[0].params.size() != c.args.size())
+  const std::vector<RuleDef>* defs = env_->FindRule(c.fn);
+  size_t arity =
+      defs && !defs->empty() ? (*defs)[0].params.size() : env_->demand.at(c.fn).bound.size();
+  if (arity != c.args.size())
     return ClauseError(Code::kInvalidArgument, c.form,
                        "wrong number of arguments to rule " + c.fn + ": expected " +
-                           std::to_string(it->second[0].params.size()) + ", got " +
-                           std::to_string(c.args.size()));
+                           std::to_string(arity) + ", got " + std::to_string(c.args.size()));
+  std::string name = c.fn;
+  if (!env_->extra.rules.count(c.fn) && (c.src == "$" || c.src == s->src)) {
+    // Arguments known before evaluation (constants, inputs) seed a demand rewrite.
+    std::vector<int> bound;
+    std::vector<SeedVal> seed;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Term& t = c.args[i];
+      SeedVal v;
+      if (t.is_const()) {
+        v.constant = t.value;
+      } else if (const VarBind* vb = t.is_var() ? Lookup(*s, t.name) : nullptr;
+                 vb && vb->deps.empty()) {
+        if (vb->constant) {
+          v.constant = vb->constant;
+        } else if (vb->slot >= 0 && env_->out->slots[vb->slot].rel < 0) {
+          v.slot = vb->slot;
+        }
+      }
+      if (!v.constant && v.slot < 0) continue;
+      bound.push_back(static_cast<int>(i));
+      seed.push_back(std::move(v));
+    }
+    if (!bound.empty())
+      if (auto adorned = DemandRewrite(c.fn, bound, seed)) name = *adorned;
+  }
   std::string src = c.src == "$" ? s->src : c.src;
   MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
-  MENTAT_ASSIGN_OR_RETURN(int rr, EnsureRuleRel(c.fn, src));
+  MENTAT_ASSIGN_OR_RETURN(int rr, EnsureRuleRel(name, src));
   RelSpec spec;
   spec.kind = RelSpec::Kind::kRule;
   spec.rule_rel = rr;

@@ -439,14 +439,20 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   return Status::OK();
 }
 
-Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
+Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                           const std::vector<size_t>& input_sizes) {
+  std::map<std::string, std::vector<VT>> hints;
   for (int round = 0;; ++round) {
+    // Each round starts afresh (generated rules included), with the rule column types
+    // settled by the previous round.
+    AnalyzeEnv env = base;
+    env.rule_types = hints;
     auto out = std::make_unique<Compiled>();
     env.out = out.get();
     std::string sql;
     MENTAT_RETURN_IF_ERROR(CompileOnce(q, &env, input_sizes, true, &sql));
     MENTAT_ASSIGN_OR_RETURN(bool changed, SettleRuleTypes(&env));
+    hints = env.rule_types;
     if (changed && round < 4) continue;
     out->sql = std::move(sql);
     out->main.MarkUsed(out->sql);
@@ -456,8 +462,10 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv env,
       for (Item& item : cu.unit.items)
         if (item.kind == Item::Kind::kRel && item.rel >= 0 &&
             out->rels[item.rel].kind == RelSpec::Kind::kRule)
-          item.plan.fixed_rows =
-              out->rule_rels[out->rels[item.rel].rule_rel].stratum == stratum ? 10 : 1000;
+          item.plan.fixed_rows = out->rule_rels[out->rels[item.rel].rule_rel].magic ? 1
+                                 : out->rule_rels[out->rels[item.rel].rule_rel].stratum == stratum
+                                     ? 10
+                                     : 1000;
       PlanUnit(&cu.unit, *env.schema, *env.stats, env.sources, *env.views, out->rels,
                env.use_planner);
       SelectSpec spec;

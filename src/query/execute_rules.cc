@@ -59,6 +59,28 @@ Status Execution::EvalRules() {
           }
         }
       }
+      if (first) {
+        // Magic relations start from their seed row (demand.cc).
+        for (int r : st.rule_rels) {
+          const RuleRel& rr = c_.rule_rels[r];
+          if (!rr.magic) continue;
+          std::vector<DbVal> row(rr.arity);
+          bool keep = true;
+          for (int j = 0; j < rr.arity && keep; ++j) {
+            const SeedVal& sv = rr.seed[j];
+            const edn::Value* v = sv.constant ? &*sv.constant : SlotValue(sv.slot);
+            if (!v) return Status::InvalidArgument("missing input for a rule argument");
+            VT t = IsStatic(rr.types[j]) ? rr.types[j] : VT::kAny;
+            MENTAT_ASSIGN_OR_RETURN(auto enc, Encode(*v, t, rr.source, "rule argument"));
+            if (enc) {
+              row[j] = std::move(*enc);
+            } else {
+              keep = false;
+            }
+          }
+          if (keep && !rule_full_[r]->Contains(row.data())) fresh[r]->Insert(row.data());
+        }
+      }
       first = false;
       bool any = false;
       for (int r : st.rule_rels) {

@@ -191,7 +191,7 @@ Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
   MENTAT_ASSIGN_OR_RETURN(Setup s, GetPlan(*parsed_, cache_.get(), ctx, inputs));
   const Compiled& c = *s.plan->compiled;
   for (const ProjElem& pe : c.find)
-    if (pe.kind == FindElem::Kind::kPull && !ctx.pull)
+    if (pe.kind == FindElem::Kind::kPull && !ctx.pull && !ctx.pull_many)
       return Status::Unsupported("pull is not supported yet");
   Execution ex(ctx, *parsed_, c, s.inputs.values, intr);
   MENTAT_RETURN_IF_ERROR(intr.Translate(ex.Prepare()));

@@ -118,7 +118,7 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
   for (size_t i = 0; i < c_.find.size(); ++i) {
     const ProjElem& pe = c_.find[i];
     if (pe.kind != FindElem::Kind::kPull) continue;
-    if (!ctx_.pull) return Status::Unsupported("pull is not supported yet");
+    if (!ctx_.pull && !ctx_.pull_many) return Status::Unsupported("pull is not supported yet");
     edn::Value pattern = pe.pattern;
     if (pe.pattern_slot >= 0) {
       const edn::Value* p = SlotValue(pe.pattern_slot);
@@ -131,6 +131,20 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
       }
     }
     const DbView& view = View(pe.pull_src);
+    if (ctx_.pull_many) {
+      std::vector<Entid> eids;
+      std::vector<size_t> where;
+      for (size_t r = 0; r < rows->size(); ++r) {
+        if (!(*rows)[r][i].is_int()) continue;
+        eids.push_back((*rows)[r][i].as_int());
+        where.push_back(r);
+      }
+      if (eids.empty()) continue;
+      MENTAT_ASSIGN_OR_RETURN(auto pulled, ctx_.pull_many(view, pattern, eids));
+      if (pulled.size() != eids.size()) return Status::Internal("pull returned the wrong count");
+      for (size_t k = 0; k < where.size(); ++k) (*rows)[where[k]][i] = std::move(pulled[k]);
+      continue;
+    }
     for (auto& row : *rows) {
       MENTAT_RETURN_IF_ERROR(intr_.Check());
       if (!row[i].is_int()) continue;

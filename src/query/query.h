@@ -51,6 +51,10 @@ struct ExecContext {
   bool use_planner = true;            // false: keep the written clause order
   // Pull hook for (pull ?e pattern) find elements; nullptr => "pull is not supported yet".
   std::function<Result<edn::Value>(const DbView&, const edn::Value& pattern, Entid e)> pull;
+  // Optional batched form, preferred when set: one value per entity id, in order.
+  std::function<Result<std::vector<edn::Value>>(const DbView&, const edn::Value& pattern,
+                                                const std::vector<Entid>& eids)>
+      pull_many;
 };
 
 struct ParsedQuery;  // query/ast.h

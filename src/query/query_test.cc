@@ -146,6 +146,21 @@ TEST_F(EngineTest, PullFindElementsGoThroughTheHook) {
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(edn::Print(r->rows[0][0]), "[[:item/name] " + std::to_string(seen.at(0)) + "]");
   EXPECT_EQ(r->columns[0], "(pull ?e [:item/name])");
+  // The batched hook gets every entity of the result at once.
+  std::vector<size_t> batches;
+  auto many = [&](ExecContext& ctx) {
+    ctx.pull_many = [&](const DbView&, const edn::Value&,
+                        const std::vector<Entid>& eids) -> Result<std::vector<edn::Value>> {
+      batches.push_back(eids.size());
+      std::vector<edn::Value> out;
+      for (Entid e : eids) out.push_back(edn::Value::Int(-e));
+      return out;
+    };
+  };
+  auto rm = Q("[:find [(pull ?e [*]) ...] :where [?e :item/n]]", {}, many);
+  ASSERT_TRUE(rm.ok()) << rm.status().ToString();
+  ASSERT_EQ(batches, std::vector<size_t>{2});
+  EXPECT_LT(rm->rows[0][0].as_int(), 0);
   // The pattern can be an input.
   auto r2 = Q("[:find [(pull ?e ?p) ...] :in $ ?p :where [?e :item/n]]", {V("[*]")}, hook);
   ASSERT_TRUE(r2.ok()) << r2.status().ToString();

@@ -91,11 +91,20 @@ Result<int> Analyzer::EnsureRuleRel(const std::string& name, const std::string& 
   auto& rrs = env_->out->rule_rels;
   for (size_t i = 0; i < rrs.size(); ++i)
     if (rrs[i].rule == name && rrs[i].source == src) return static_cast<int>(i);
-  const auto& defs = env_->rules->rules.at(name);
+  static const std::vector<RuleDef> kNone;
+  const std::vector<RuleDef>* found = env_->FindRule(name);
+  const auto& defs = found ? *found : kNone;
   RuleRel rr;
   rr.rule = name;
   rr.source = src;
-  rr.arity = static_cast<int>(defs[0].params.size());
+  auto demand = env_->demand.find(name);
+  if (demand != env_->demand.end()) {
+    rr.magic = true;
+    rr.seed = demand->second.seed;
+    rr.arity = static_cast<int>(demand->second.bound.size());
+  } else {
+    rr.arity = static_cast<int>(defs[0].params.size());
+  }
   auto hint = env_->rule_types.find(src + " " + name);
   rr.types = hint != env_->rule_types.end() ? hint->second : std::vector<VT>(rr.arity, VT::kAny);
   rrs.push_back(rr);
@@ -154,6 +163,17 @@ Result<bool> SettleRuleTypes(AnalyzeEnv* env) {
                                  std::to_string(i + 1) + " as a " + VTName(types[i]) +
                                  " and as a " + VTName(t));
         types[i] = t;
+      }
+    }
+    // A magic relation's columns feed the bound arguments of its adorned rule.
+    auto demand = env->demand.find(rr.rule);
+    if (demand != env->demand.end()) {
+      for (size_t j = 0; j < out->rule_rels.size(); ++j) {
+        const RuleRel& a = out->rule_rels[j];
+        if (a.rule != demand->second.adorned || a.source != rr.source) continue;
+        for (int i = 0; i < rr.arity; ++i)
+          if (!IsStatic(types[i]) && IsStatic(a.types[demand->second.bound[i]]))
+            types[i] = a.types[demand->second.bound[i]];
       }
     }
     for (VT& t : types)
