@@ -85,7 +85,7 @@ void ResultValue(sqlite3_context* c, const edn::Value& v) {
       text(edn::FormatUuid(v.as_uuid()));
       return;
     default:
-      text(Dump(QueryValueJson(v)));  // char, collections, pulled maps
+      text(QueryValueJson(v));  // char, collections, pulled maps
       return;
   }
 }

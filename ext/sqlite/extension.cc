@@ -61,6 +61,10 @@ int Init(sqlite3* db, char** pz_err, const sqlite3_api_routines* api) {
     ++ctx->refs;
     rc = sqlite3_create_module_v2(db, "edn_rows", &kRowsModule, ctx, Unref);
   }
+  if (rc == SQLITE_OK) {
+    ++ctx->refs;
+    rc = sqlite3_create_module_v2(db, "mentat_close_hook", &kCloseHookModule, ctx, Unref);
+  }
   Unref(ctx);
   if (rc != SQLITE_OK) *pz_err = sqlite3_mprintf("mentat: registering functions failed (%d)", rc);
   return rc;

@@ -3,7 +3,6 @@
 #include "functions.h"
 
 #include <new>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "calls.h"
@@ -68,7 +67,7 @@ void EdnT(sqlite3_context* c, int argc, sqlite3_value** argv) {
       auto schema = ref.get()->schema();
       return Text(edn::Print(report.ToEdn(schema.get())));
     }
-    return Text(Dump(TxReportJson(report)));
+    return Text(TxReportJson(report));
   });
 }
 
@@ -83,7 +82,7 @@ void EdnQ(sqlite3_context* c, int argc, sqlite3_value** argv) {
     MENTAT_ASSIGN_OR_RETURN(auto result, RunQuery(Ctx(c), db_path, *query, options));
     if (!result) return Null();
     if (format == Format::kEdn) return Text(edn::Print(result->ToEdn()));
-    return Text(Dump(QueryResultJson(*result)));
+    return Text(QueryResultJson(*result));
   });
 }
 
@@ -148,12 +147,11 @@ void EdnPull(sqlite3_context* c, int argc, sqlite3_value** argv) {
     }
     if (format == Format::kEdn) return Text(edn::Print(*pulled));
     // As the Rust extension (pg_mentat's mentat_pull): a map that always has :db/id.
-    nlohmann::json out = pulled->is_map() ? PullValueJson(*pulled) : nlohmann::json::object();
-    if (!out.contains(":db/id")) {
-      MENTAT_ASSIGN_OR_RETURN(std::optional<Entid> id, EntityId(ref.get(), eid));
-      if (id) out[":db/id"] = *id;
+    std::optional<Entid> id;
+    if (!pulled->is_map() || !pulled->get_keyword("db/id")) {
+      MENTAT_ASSIGN_OR_RETURN(id, EntityId(ref.get(), eid));
     }
-    return Text(Dump(out));
+    return Text(PullJson(*pulled, id));
   });
 }
 
@@ -219,7 +217,7 @@ void EdnDatoms(sqlite3_context* c, int argc, sqlite3_value** argv) {
     }
     edn::Value all = edn::Value::Vector(std::move(rows));
     if (format == Format::kEdn) return Text(edn::Print(all));
-    return Text(Dump(QueryValueJson(all)));
+    return Text(QueryValueJson(all));
   });
 }
 

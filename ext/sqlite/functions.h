@@ -21,4 +21,8 @@ extern const FunctionSpec kFunctions[];
 // TABLE ... USING edn_rows(...).
 extern const sqlite3_module kRowsModule;
 
+// mentat_close_hook (close_hook.cc): an eponymous table whose xDisconnect, run when the
+// host connection closes, drops the connection's host-mode store.
+extern const sqlite3_module kCloseHookModule;
+
 }  // namespace mentat::sqlite_ext

@@ -1,6 +1,10 @@
 #include "json_shapes.h"
 
-#include "util/json_edn.h"
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <utility>
+#include <vector>
 
 namespace mentat::sqlite_ext {
 
@@ -21,13 +25,191 @@ void SplitInstant(int64_t micros, std::string* head, std::string* frac) {
   *frac = s.substr(dot + 1, z - dot - 1);
 }
 
-nlohmann::json MapJson(const edn::Value& m, nlohmann::json (*value)(const edn::Value&)) {
-  nlohmann::json obj = nlohmann::json::object();
-  for (const auto& [k, v] : m.entries()) {
-    std::string key = k.is_string() ? k.str() : edn::Print(k);
-    obj[key] = value(v);
+// The length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
+size_t Utf8Length(std::string_view s, size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+  if (n == 2 && c < 0xc2) return 0;  // overlong
+  if (n == 3) {
+    auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0)) return 0;  // overlong, surrogate
   }
-  return obj;
+  if (n == 4) {
+    auto c1 = static_cast<unsigned char>(s[i + 1]);
+    if ((c == 0xf0 && c1 < 0x90) || c > 0xf4 || (c == 0xf4 && c1 >= 0x90)) return 0;
+  }
+  return n;
+}
+
+void String(std::string_view s, std::string* out) {
+  static const char* kHex = "0123456789abcdef";
+  out->push_back('"');
+  for (size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"':
+        out->append("\\\"");
+        ++i;
+        continue;
+      case '\\':
+        out->append("\\\\");
+        ++i;
+        continue;
+      case '\n':
+        out->append("\\n");
+        ++i;
+        continue;
+      case '\r':
+        out->append("\\r");
+        ++i;
+        continue;
+      case '\t':
+        out->append("\\t");
+        ++i;
+        continue;
+      case '\b':
+        out->append("\\b");
+        ++i;
+        continue;
+      case '\f':
+        out->append("\\f");
+        ++i;
+        continue;
+      default:
+        break;
+    }
+    if (c < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+      ++i;
+      continue;
+    }
+    size_t n = Utf8Length(s, i);
+    if (n == 0) {
+      out->append("\xef\xbf\xbd");  // U+FFFD
+      ++i;
+      continue;
+    }
+    out->append(s.substr(i, n));
+    i += n;
+  }
+  out->push_back('"');
+}
+
+void Double(double d, std::string* out) {
+  if (!std::isfinite(d)) {
+    out->append("null");
+    return;
+  }
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, d);
+  std::string_view t(buf, static_cast<size_t>(r.ptr - buf));
+  out->append(t);
+  // Keep it a float for JSON readers that distinguish (1.0, not 1).
+  if (t.find_first_of(".e") == std::string_view::npos) out->append(".0");
+}
+
+enum class Encoding { kQuery, kPull };
+
+void Value(const edn::Value& v, Encoding enc, std::string* out);
+
+void Map(const edn::Value& m, Encoding enc, std::string* out,
+         std::optional<Entid> id = std::nullopt) {
+  std::vector<std::pair<std::string, const edn::Value*>> entries;
+  entries.reserve(m.size() + 1);
+  for (const auto& [k, x] : m.entries())
+    entries.emplace_back(k.is_string() ? k.str() : edn::Print(k), &x);
+  edn::Value id_value;
+  if (id) {
+    bool has = std::any_of(entries.begin(), entries.end(),
+                           [](const auto& e) { return e.first == ":db/id"; });
+    if (!has) {
+      id_value = edn::Value::Int(*id);
+      entries.emplace_back(":db/id", &id_value);
+    }
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  out->push_back('{');
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i) out->push_back(',');
+    String(entries[i].first, out);
+    out->push_back(':');
+    Value(*entries[i].second, enc, out);
+  }
+  out->push_back('}');
+}
+
+void Value(const edn::Value& v, Encoding enc, std::string* out) {
+  switch (v.kind()) {
+    case edn::Kind::kNil:
+      out->append("null");
+      return;
+    case edn::Kind::kBool:
+      out->append(v.as_bool() ? "true" : "false");
+      return;
+    case edn::Kind::kInt:
+      out->append(std::to_string(v.as_int()));
+      return;
+    case edn::Kind::kFloat:
+      Double(v.as_double(), out);
+      return;
+    case edn::Kind::kBigInt:
+    case edn::Kind::kBigDec:
+    case edn::Kind::kString:
+    case edn::Kind::kSymbol:
+      String(v.str(), out);
+      return;
+    case edn::Kind::kChar: {
+      std::string s = edn::Print(v);  // "\c"
+      String(s.size() > 1 ? std::string_view(s).substr(1) : std::string_view(s), out);
+      return;
+    }
+    case edn::Kind::kKeyword:
+      String(":" + v.str(), out);
+      return;
+    case edn::Kind::kInst:
+      if (enc == Encoding::kPull) {
+        out->append(std::to_string(v.as_inst_micros()));
+      } else {
+        String(IsoMicros(v.as_inst_micros()), out);
+      }
+      return;
+    case edn::Kind::kUuid:
+      String(edn::FormatUuid(v.as_uuid()), out);
+      return;
+    case edn::Kind::kBytes: {
+      static const char* kHex = "0123456789abcdef";
+      out->push_back('"');
+      for (unsigned char c : v.str()) {
+        out->push_back(kHex[c >> 4]);
+        out->push_back(kHex[c & 15]);
+      }
+      out->push_back('"');
+      return;
+    }
+    case edn::Kind::kList:
+    case edn::Kind::kVector:
+    case edn::Kind::kSet: {
+      out->push_back('[');
+      bool first = true;
+      for (const auto& x : v.items()) {
+        if (!first) out->push_back(',');
+        first = false;
+        Value(x, enc, out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case edn::Kind::kMap:
+      Map(v, Encoding::kPull, out);  // a pulled map, in a query result or not
+      return;
+  }
+  out->append("null");
 }
 
 }  // namespace
@@ -38,7 +220,6 @@ std::string Rfc3339(int64_t micros) {
   int64_t sub = micros % 1000000;
   if (sub < 0) sub += 1000000;
   if (sub == 0) return head + "+00:00";
-  if (frac.size() == 3 && sub % 1000 != 0) frac += "000";  // not expected; be exact
   return head + "." + frac + "+00:00";
 }
 
@@ -49,103 +230,132 @@ std::string IsoMicros(int64_t micros) {
   return head + "." + frac + "Z";
 }
 
-nlohmann::json QueryValueJson(const edn::Value& v) {
-  switch (v.kind()) {
-    case edn::Kind::kInst:
-      return IsoMicros(v.as_inst_micros());
-    case edn::Kind::kMap:
-      return MapJson(v, PullValueJson);  // a (pull ...) element
-    case edn::Kind::kList:
-    case edn::Kind::kVector:
-    case edn::Kind::kSet: {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& x : v.items()) arr.push_back(QueryValueJson(x));
-      return arr;
-    }
-    default:
-      return EdnToJson(v);
-  }
-}
-
-nlohmann::json PullValueJson(const edn::Value& v) {
-  switch (v.kind()) {
-    case edn::Kind::kInst:
-      return v.as_inst_micros();
-    case edn::Kind::kMap:
-      return MapJson(v, PullValueJson);
-    case edn::Kind::kList:
-    case edn::Kind::kVector:
-    case edn::Kind::kSet: {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& x : v.items()) arr.push_back(PullValueJson(x));
-      return arr;
-    }
-    default:
-      return EdnToJson(v);
-  }
-}
-
 bool IsAggregateColumn(const std::string& column) {
   return column.size() > 1 && column[0] == '(' && column.rfind("(pull ", 0) != 0 &&
          column.rfind("(the ", 0) != 0;
 }
 
-nlohmann::json TxReportJson(const TxReport& report) {
-  nlohmann::json tempids = nlohmann::json::object();
-  for (const auto& [k, id] : report.tempids) tempids[k] = id;
-  return nlohmann::json{{"tx_id", report.tx_id},
-                        {"tx_instant", Rfc3339(report.tx_instant)},
-                        {"tempids", std::move(tempids)}};
+std::string TxReportJson(const TxReport& report) {
+  std::string out = "{\"tempids\":{";
+  bool first = true;
+  for (const auto& [k, id] : report.tempids) {  // std::map: sorted
+    if (!first) out.push_back(',');
+    first = false;
+    String(k, &out);
+    out.push_back(':');
+    out.append(std::to_string(id));
+  }
+  out.append("},\"tx_id\":").append(std::to_string(report.tx_id));
+  out.append(",\"tx_instant\":");
+  String(Rfc3339(report.tx_instant), &out);
+  out.push_back('}');
+  return out;
 }
 
-nlohmann::json QueryResultJson(const QueryResult& r) {
-  auto row_json = [&](const std::vector<edn::Value>& row) {
-    if (!r.map_keys.empty()) {
-      nlohmann::json obj = nlohmann::json::object();
-      for (size_t i = 0; i < row.size() && i < r.map_keys.size(); ++i) {
-        const edn::Value& k = r.map_keys[i];
-        obj[k.is_string() ? k.str() : edn::Print(k)] = QueryValueJson(row[i]);
+std::string QueryValueJson(const edn::Value& v) {
+  std::string out;
+  Value(v, Encoding::kQuery, &out);
+  return out;
+}
+
+std::string PullJson(const edn::Value& pulled, std::optional<Entid> id) {
+  std::string out;
+  Map(pulled.is_map() ? pulled : edn::Value::Map({}), Encoding::kPull, &out, id);
+  return out;
+}
+
+std::string QueryResultJson(const QueryResult& r) {
+  std::string out;
+  auto row = [&](const std::vector<edn::Value>& cells) {
+    if (r.map_keys.empty()) {
+      out.push_back('[');
+      for (size_t i = 0; i < cells.size(); ++i) {
+        if (i) out.push_back(',');
+        Value(cells[i], Encoding::kQuery, &out);
       }
-      return obj;
+      out.push_back(']');
+      return;
     }
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& x : row) arr.push_back(QueryValueJson(x));
-    return arr;
+    edn::MapEntries m;
+    for (size_t i = 0; i < cells.size() && i < r.map_keys.size(); ++i)
+      m.emplace_back(r.map_keys[i], cells[i]);
+    // Return maps print their keys as EDN too; values keep the query encoding.
+    std::vector<std::pair<std::string, const edn::Value*>> entries;
+    for (size_t i = 0; i < m.size(); ++i)
+      entries.emplace_back(m[i].first.is_string() ? m[i].first.str() : edn::Print(m[i].first),
+                           &m[i].second);
+    std::sort(entries.begin(), entries.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.push_back('{');
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i) out.push_back(',');
+      String(entries[i].first, &out);
+      out.push_back(':');
+      Value(*entries[i].second, Encoding::kQuery, &out);
+    }
+    out.push_back('}');
   };
-  nlohmann::json out = nlohmann::json::object();
+  auto rows = [&]() {
+    out.push_back('[');
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      if (i) out.push_back(',');
+      row(r.rows[i]);
+    }
+    out.push_back(']');
+  };
   switch (r.shape) {
     case QueryResult::Shape::kRelation: {
       if (r.columns.size() == 1 && IsAggregateColumn(r.columns[0]) && r.rows.size() == 1 &&
           r.map_keys.empty() && !r.rows[0].empty()) {
-        out["result"] = QueryValueJson(r.rows[0][0]);
+        out.append("{\"result\":");
+        Value(r.rows[0][0], Encoding::kQuery, &out);
+        out.push_back('}');
         return out;
       }
-      nlohmann::json rows = nlohmann::json::array();
-      for (const auto& row : r.rows) rows.push_back(row_json(row));
-      out["columns"] = r.columns;
-      out["result"] = rows;
-      out["results"] = std::move(rows);
+      out.append("{\"columns\":[");
+      for (size_t i = 0; i < r.columns.size(); ++i) {
+        if (i) out.push_back(',');
+        String(r.columns[i], &out);
+      }
+      out.append("],\"result\":");
+      size_t start = out.size();
+      rows();
+      std::string copy = out.substr(start);
+      out.append(",\"results\":").append(copy).push_back('}');
       return out;
     }
-    case QueryResult::Shape::kCollection: {
-      nlohmann::json vals = nlohmann::json::array();
-      for (const auto& row : r.rows) vals.push_back(row.empty() ? nullptr : QueryValueJson(row[0]));
-      out["result"] = std::move(vals);
+    case QueryResult::Shape::kCollection:
+      out.append("{\"result\":[");
+      for (size_t i = 0; i < r.rows.size(); ++i) {
+        if (i) out.push_back(',');
+        if (r.rows[i].empty()) {
+          out.append("null");
+        } else {
+          Value(r.rows[i][0], Encoding::kQuery, &out);
+        }
+      }
+      out.append("]}");
       return out;
-    }
     case QueryResult::Shape::kTuple:
-      out["result"] = r.rows.empty() ? nlohmann::json(nullptr) : row_json(r.rows[0]);
+      out.append("{\"result\":");
+      if (r.rows.empty()) {
+        out.append("null");
+      } else {
+        row(r.rows[0]);
+      }
+      out.push_back('}');
       return out;
     case QueryResult::Shape::kScalar:
-      out["result"] = r.rows.empty() || r.rows[0].empty() ? nlohmann::json(nullptr)
-                                                          : QueryValueJson(r.rows[0][0]);
+      out.append("{\"result\":");
+      if (r.rows.empty() || r.rows[0].empty()) {
+        out.append("null");
+      } else {
+        Value(r.rows[0][0], Encoding::kQuery, &out);
+      }
+      out.push_back('}');
       return out;
   }
-  return out;
-}
-
-std::string Dump(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return "null";
 }
 
 }  // namespace mentat::sqlite_ext

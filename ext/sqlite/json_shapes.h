@@ -11,11 +11,14 @@
 // Values in query results: refs and longs are numbers, keywords ":ns/name" strings,
 // instants "YYYY-MM-DDTHH:MM:SS.ffffffZ", uuids hyphenated strings, bytes hex strings, a
 // (pull ...) element a nested object. Values in pulled maps are the same except that
-// instants are microseconds since the epoch.
+// instants are microseconds since the epoch. Object keys are sorted (as serde_json's
+// maps are); map keys that are not strings print as EDN (":person/name"). Text is
+// written directly, without a JSON document in between; invalid UTF-8 in strings becomes
+// U+FFFD.
 #pragma once
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "mentat/edn.h"
@@ -28,17 +31,16 @@ std::string Rfc3339(int64_t micros);
 // ISO 8601 with 6 fraction digits and "Z" (query results).
 std::string IsoMicros(int64_t micros);
 
-nlohmann::json QueryValueJson(const edn::Value& v);
-nlohmann::json PullValueJson(const edn::Value& v);
-
 // A find element that is an aggregate ("(count ?e)"), as opposed to a variable, a pull
 // or (the ?x).
 bool IsAggregateColumn(const std::string& column);
 
-nlohmann::json TxReportJson(const TxReport& report);
-nlohmann::json QueryResultJson(const QueryResult& result);
-
-// Serializes compactly; invalid UTF-8 in strings is replaced, never an exception.
-std::string Dump(const nlohmann::json& j);
+std::string TxReportJson(const TxReport& report);
+std::string QueryResultJson(const QueryResult& result);
+// `v` in the query-result encoding.
+std::string QueryValueJson(const edn::Value& v);
+// A pulled map (nil: none) in the pull encoding, with ":db/id" set to `id` when it has
+// none.
+std::string PullJson(const edn::Value& pulled, std::optional<Entid> id);
 
 }  // namespace mentat::sqlite_ext

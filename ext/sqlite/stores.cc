@@ -129,8 +129,9 @@ StoreRef::~StoreRef() {
   if (!host_ || !host_->host_store) return;
   // A write inside the host's transaction may yet be rolled back by the host.
   if (access_ == Access::kWrite && host_in_txn_) host_->host_dirty = true;
-  // No statement of ours may outlive the call: the host may close its connection next.
-  host_->host_store->impl()->ReleaseStatements();
+  // Without the close hook, no statement of ours may outlive the call: the host may close
+  // its connection next.
+  if (!host_->close_hook) host_->host_store->impl()->ReleaseStatements();
 }
 
 Result<StoreRef> AcquireStore(HostContext* ctx, const std::optional<std::string>& db_path,
@@ -155,6 +156,7 @@ Result<StoreRef> AcquireStore(HostContext* ctx, const std::optional<std::string>
         return s.status();
       }
       ctx->host_store = std::move(*s);
+      ArmCloseHook(ctx);
       // Creating the tables inside the host's transaction is a write the host may undo.
       if (in_txn && access == Access::kWrite) ctx->host_dirty = true;
     }

@@ -26,8 +26,9 @@
 namespace mentat::sqlite_ext {
 
 // Per host connection: the user data of every function and module the extension adds to
-// that connection, destroyed when the connection closes. The host store holds no
-// prepared statement between calls (SQLite refuses to close a connection that has one).
+// that connection, destroyed when the connection closes. SQLite refuses to close a
+// connection with open prepared statements, so the host store's are finalized before the
+// close (mentat_close_hook) or, failing that, after every call.
 struct HostContext {
   explicit HostContext(sqlite3* db) : db(db) {}
   sqlite3* db;
@@ -37,7 +38,14 @@ struct HostContext {
   // call until the host's transaction has ended.
   bool host_dirty = false;
   int refs = 0;  // registrations holding this context
+  // mentat_close_hook is connected: the host store may keep its prepared statements
+  // between calls, since the hook drops the store before SQLite checks for open ones.
+  bool close_hook = false;
 };
+
+// Connects mentat_close_hook on `ctx->db` (close_hook.cc); false when it cannot, and the
+// host store must then release its statements after every call.
+bool ArmCloseHook(HostContext* ctx);
 
 // How a call may use its store.
 enum class Access {
@@ -45,8 +53,8 @@ enum class Access {
   kWrite,  // a write: creates the store when missing
 };
 
-// A store for the duration of one call. Move-only; releases host-mode statements on
-// destruction so the host can always close its connection.
+// A store for the duration of one call. Move-only; in host mode without the close hook,
+// releases the store's statements on destruction so the host can always close.
 class StoreRef {
  public:
   StoreRef() = default;

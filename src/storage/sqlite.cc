@@ -128,6 +128,16 @@ bool WriterActive(sqlite3* db) {
 
 constexpr const char* kSavepoint = "mentat_txn";
 
+// Runs one transaction-control statement from the connection's statement cache: BEGIN
+// and COMMIT run on every read, and parsing them each time cost more than the work of a
+// point lookup.
+Status Control(Connection* c, const std::string& sql) {
+  MENTAT_ASSIGN_OR_RETURN(CachedStatement s, c->Cached(sql));
+  int rc = sqlite3_step(s->get());
+  if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::OK();
+  return SqliteError(c->raw(), rc, "sqlite exec");
+}
+
 }  // namespace
 
 Status Transaction::Begin(bool immediate) {
@@ -138,10 +148,10 @@ Status Transaction::Begin(bool immediate) {
           "DELETE, CREATE ... AS); call it from a plain SELECT");
     mode_ = Mode::kJoined;
   } else if (!sqlite3_get_autocommit(c_->raw())) {
-    MENTAT_RETURN_IF_ERROR(c_->Exec(std::string("SAVEPOINT ") + kSavepoint));
+    MENTAT_RETURN_IF_ERROR(Control(c_, std::string("SAVEPOINT ") + kSavepoint));
     mode_ = Mode::kSavepoint;
   } else {
-    MENTAT_RETURN_IF_ERROR(c_->Exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
+    MENTAT_RETURN_IF_ERROR(Control(c_, immediate ? "BEGIN IMMEDIATE" : "BEGIN"));
     mode_ = Mode::kBegin;
   }
   active_ = true;
@@ -151,9 +161,9 @@ Status Transaction::Begin(bool immediate) {
 Status Transaction::Commit() {
   Status st;
   if (mode_ == Mode::kSavepoint) {
-    st = c_->Exec(std::string("RELEASE ") + kSavepoint);
+    st = Control(c_, std::string("RELEASE ") + kSavepoint);
   } else if (mode_ == Mode::kBegin) {
-    st = c_->Exec("COMMIT");
+    st = Control(c_, "COMMIT");
   }
   if (st.ok()) active_ = false;
   return st;
@@ -163,10 +173,11 @@ Status Transaction::Rollback() {
   active_ = false;
   if (mode_ == Mode::kJoined) return Status::OK();  // only reads joined the host's work
   if (mode_ == Mode::kSavepoint) {
-    return c_->Exec(std::string("ROLLBACK TO ") + kSavepoint + "; RELEASE " + kSavepoint);
+    MENTAT_RETURN_IF_ERROR(Control(c_, std::string("ROLLBACK TO ") + kSavepoint));
+    return Control(c_, std::string("RELEASE ") + kSavepoint);
   }
   if (sqlite3_get_autocommit(c_->raw())) return Status::OK();
-  return c_->Exec("ROLLBACK");
+  return Control(c_, "ROLLBACK");
 }
 
 }  // namespace mentat::storage

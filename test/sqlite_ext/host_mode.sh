@@ -125,6 +125,15 @@ out="$(sq :memory: "SELECT edn_t(NULL, '$SCHEMA') IS NOT NULL;" \
   "SELECT edn_q(NULL, '[:find ?n . :where [_ :person/name ?n]]', NULL);")"
 expect "in-memory host" $'1\n1\n{"result":"Mo"}' "$out"
 
+# The host store keeps its prepared statements between calls, and the host still closes
+# its connection cleanly (mentat_close_hook finalizes them first).
+out="$("$SQLITE3" -noheader -list "$HOST" ".load $EXT" \
+  "SELECT edn_q(NULL, '[:find ?n . :where [_ :person/name ?n] [(= ?n \"Eve\")]]', NULL);" \
+  "SELECT 'cached=' || (count(*) > 2) FROM sqlite_stmt;" ".open :memory:" "SELECT 'reopened';" 2>&1)"
+rc=$?
+expect "clean close after host-mode calls" $'{"result":"Eve"}\ncached=1\nreopened' "$out"
+expect "shell exit status" "0" "$rc"
+
 # Databases mentat must not take over.
 OTHER="$TMP/versioned.db"
 "$SQLITE3" "$OTHER" "CREATE TABLE t(x);" "PRAGMA user_version = 7;"
