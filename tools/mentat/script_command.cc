@@ -1,6 +1,8 @@
 // .eval and `mentat run FILE`: scripts (mentat::script) against the open store.
 #include <chrono>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -20,18 +22,27 @@ Status Session::EvalScript(const std::string& source) {
   }
   // Ctrl-C sets the cancel flag from the signal handler; a watcher turns it into
   // Interpreter::interrupt(), which is not meant to be called from a signal handler.
-  std::atomic<bool> done{false};
+  // Interpreter::interrupt() only stops an evaluation that has started (one requested
+  // while the source is still being read is forgotten when the run begins), so the
+  // watcher repeats it until the evaluation returns.
+  if (CancelFlag().load()) return Status::Interrupted("script interrupted");
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
   std::thread watcher([&] {
-    while (!done.load()) {
-      if (CancelFlag().load()) {
-        interpreter_->interrupt();
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::unique_lock<std::mutex> lock(mu);
+    while (!done) {
+      if (CancelFlag().load()) interpreter_->interrupt();
+      cv.wait_for(lock, std::chrono::milliseconds(20));
     }
   });
+  if (before_eval_for_test_) before_eval_for_test_();
   auto value = interpreter_->Eval(source);
-  done.store(true);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    done = true;
+  }
+  cv.notify_one();
   watcher.join();
   out_.flush();
   if (!value.ok()) return value.status();

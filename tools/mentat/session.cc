@@ -93,7 +93,9 @@ Status Session::Open(const std::string& path) {
   auto s = Store::open(p, store_options_);
   if (!s.ok()) return s.status();
   SetInterruptStore(nullptr);  // the old store is about to close
-  if (interpreter_) interpreter_->SetStore(s->get(), "conn");
+  // The script interpreter's values (conn, db values, definitions holding them) refer to
+  // the old store: a fresh interpreter is made for the new one on the next .eval.
+  interpreter_.reset();
   store_ = std::move(*s);
   path_ = p;
   SetInterruptStore(store_.get());

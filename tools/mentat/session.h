@@ -6,6 +6,7 @@
 // stream. Not thread-safe.
 #pragma once
 
+#include <functional>
 #include <istream>
 #include <memory>
 #include <ostream>
@@ -70,6 +71,9 @@ class Session {
   Store* store() { return store_.get(); }
   const std::string& path() const { return path_; }
 
+  // Called by .eval just before the interpreter runs (tests: a Ctrl-C at that moment).
+  void set_before_eval_for_test(std::function<void()> f) { before_eval_for_test_ = std::move(f); }
+
   // The error message printed for `st` from the command `command`.
   std::string ErrorText(const std::string& command, const Status& st) const;
 
@@ -112,6 +116,7 @@ class Session {
   bool exit_ = false;
   bool bail_ = false;
   int read_depth_ = 0;
+  std::function<void()> before_eval_for_test_;
 };
 
 // "error: .transact: 1:5: ..." with, for "LINE:COL: " messages about `text`, the

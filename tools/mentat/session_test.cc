@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "interrupt.h"
 #include "repl.h"
 
 namespace mentat::cli {
@@ -169,6 +172,79 @@ TEST_F(SessionTest, NotYetAvailableCommandsFail) {
   EXPECT_NE(err_.str().find("not available yet"), std::string::npos);
   EXPECT_FALSE(Run(".tune sideways"));
   EXPECT_NE(err_.str().find("usage"), std::string::npos);
+}
+
+TEST_F(SessionTest, EvalDefinitionsPersistAndPrintTheLastValue) {
+  ASSERT_TRUE(Run(".eval (defn twice [x] (* 2 x))"));
+  EXPECT_EQ(out_.str(), "#'user/twice\n");
+  ASSERT_TRUE(Run(".eval (println \"hi\") (twice 21)"));
+  EXPECT_EQ(out_.str(), "hi\n42\n");
+  ASSERT_TRUE(
+      Run(".eval (mentat.store/q (mentat.store/db conn) "
+          "'[:find ?a . :where [?a :db/ident :p/name]])"));
+  EXPECT_NE(out_.str(), "nil\n");
+}
+
+// A Ctrl-C that arrives after .eval started but before the interpreter's run begins
+// (while the source is read) must still stop the script, not be forgotten.
+TEST_F(SessionTest, EvalInterruptBeforeTheRunStartsIsNotLost) {
+  session_.set_before_eval_for_test([] {
+    RequestCancel();
+    // Long enough for the watcher to pass the interrupt on before Eval begins.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(Run(".eval (loop [i 0] (recur (inc i)))"));
+  session_.set_before_eval_for_test(nullptr);
+  EXPECT_NE(err_.str().find("script interrupted"), std::string::npos) << err_.str();
+  EXPECT_EQ(err_.str().find("step limit"), std::string::npos) << err_.str();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // The interpreter and the store stay usable.
+  ASSERT_TRUE(Run(".eval (+ 1 2)"));
+  EXPECT_EQ(out_.str(), "3\n");
+}
+
+TEST_F(SessionTest, EvalInterruptDuringTheRun) {
+  std::thread canceller([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    RequestCancel();
+  });
+  EXPECT_FALSE(Run(".eval (loop [i 0] (recur (inc i)))"));
+  canceller.join();
+  EXPECT_NE(err_.str().find("error: .eval: script interrupted"), std::string::npos) << err_.str();
+  ASSERT_TRUE(Run(".eval (+ 1 2)"));
+  EXPECT_EQ(out_.str(), "3\n");
+}
+
+// .open gives scripts a fresh interpreter bound to the new store: nothing a script kept
+// (conn, db values, definitions) can reach the closed store.
+TEST_F(SessionTest, OpenRecreatesTheScriptInterpreter) {
+  char dir_template[] = "/tmp/mentat-open-eval-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string path = std::string(dir_template) + "/other.db";
+  ASSERT_TRUE(Run(".t [{:p/name \"Ada\"}]"));
+  ASSERT_TRUE(Run(".eval (def old-conn conn) (def old-db (mentat.store/db conn)) (def x 1)"));
+  ASSERT_TRUE(Run(".open " + path));
+  ASSERT_TRUE(
+      Run(".t [{:db/ident :q/v :db/valueType :db.type/long"
+          " :db/cardinality :db.cardinality/one}]"));
+  ASSERT_TRUE(Run(".t [{:q/v 7}]"));
+  ASSERT_TRUE(
+      Run(".eval (mentat.store/q (mentat.store/db conn) '[:find ?v . :where [_ :q/v ?v]])"));
+  EXPECT_EQ(out_.str(), "7\n");
+  ASSERT_TRUE(Run(".eval (:path (mentat.store/db conn))"));  // db values are not maps: nil
+  EXPECT_FALSE(Run(".eval old-db"));
+  EXPECT_NE(err_.str().find("old-db"), std::string::npos) << err_.str();
+  EXPECT_FALSE(Run(".eval x"));
+  // A failed .open keeps the store and the interpreter.
+  ASSERT_TRUE(Run(".eval (def y 2)"));
+  EXPECT_FALSE(Run(".open /nonexistent-dir/x/y.db"));
+  ASSERT_TRUE(Run(".eval y"));
+  EXPECT_EQ(out_.str(), "2\n");
+  std::remove(path.c_str());
+  std::remove((path + "-wal").c_str());
+  std::remove((path + "-shm").c_str());
+  rmdir(dir_template);
 }
 
 TEST_F(SessionTest, CompletesCommandsArgumentsAndIdents) {
