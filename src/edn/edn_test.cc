@@ -387,6 +387,34 @@ TEST(EdnReader, ByteOrderMarkIsSkipped) {
   EXPECT_EQ(v.pos().col, 1u);
 }
 
+// A byte order mark inside the input cannot be part of a symbol or keyword: printed at
+// the start of a text, it would be skipped, and the value would not read back as itself
+// (found by edn_fuzz, fuzz/regressions/edn_fuzz/bom-symbol).
+TEST(EdnReader, ByteOrderMarkInsideASymbolOrKeywordIsRefused) {
+  auto sym = ReadAll(
+      "b \xEF\xBB\xBF"
+      "b");
+  ASSERT_FALSE(sym.ok());
+  EXPECT_EQ(sym.status().message(), "1:3: unexpected character U+FEFF (byte order mark) in symbol");
+  auto mid = Read(
+      "a\xEF\xBB\xBF"
+      "b");
+  ASSERT_FALSE(mid.ok());
+  EXPECT_EQ(mid.status().message(), "1:2: unexpected character U+FEFF (byte order mark) in symbol");
+  auto kw = Read(
+      "[:x/\xEF\xBB\xBF"
+      "y]");
+  ASSERT_FALSE(kw.ok());
+  EXPECT_EQ(kw.status().message(), "1:5: unexpected character U+FEFF (byte order mark) in keyword");
+  // In strings it is an ordinary character, and a leading one is still skipped.
+  Value str = MustRead(
+      "\xEF\xBB\xBF\"\xEF\xBB\xBF"
+      "b\"");
+  EXPECT_EQ(str, Value::String("\xEF\xBB\xBF"
+                               "b"));
+  EXPECT_EQ(MustRead(Print(str)), str);
+}
+
 TEST(EdnReader, DepthLimit) {
   std::string ok(512, '[');
   ok += std::string(512, ']');

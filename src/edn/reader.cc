@@ -738,10 +738,20 @@ class ReaderImpl {
           std::from_chars(unsigned_tok.data(), unsigned_tok.data() + unsigned_tok.size(), d);
       if (ec == std::errc::result_out_of_range) {
         d = OverflowsToInfinity(unsigned_tok, exp) ? std::numeric_limits<double>::infinity() : 0.0;
+  // U+FEFF (a byte order mark) is skipped at the start of the input, so a symbol or
+  // keyword holding one would not read back as itself from its printed text: refuse it.
+  bool RefuseBom(Pos pos, std::string_view token, size_t token_offset, const char* what) {
+    size_t bom = token.find("\xEF\xBB\xBF");
+    if (bom == std::string_view::npos) return true;
+    return Fail(Pos{pos.line, pos.col + static_cast<uint32_t>(token_offset + bom)},
+                std::string("unexpected character U+FEFF (byte order mark) in ") + what);
+  }
+
       } else if (ec != std::errc() || ptr != unsigned_tok.data() + unsigned_tok.size()) {
         return invalid();
       }
       *out = Value::Float(neg ? -d : d);
+    if (!RefuseBom(pos, body, 1, "keyword")) return false;
     }
     p_ = end;
     out->set_pos(pos);
@@ -768,6 +778,7 @@ class ReaderImpl {
     }
     return magnitude + exp > 0;
   }
+      if (!RefuseBom(pos, token, 0, "symbol")) return false;
 
   bool ReadDispatch(int depth, Pos pos, Value* out) {
     if (p_ + 1 >= n_) return Fail(pos, "expected a tag after '#'");

@@ -49,11 +49,11 @@ Result<std::string> ClashingTable(Connection* c) {
   return std::string();
 }
 
-bool HasAnyTable(Connection* c, bool* any) {
+Status HasAnyTable(Connection* c, bool* any) {
   auto r = c->QueryInt("SELECT count(*) FROM sqlite_master", 0);
-  if (!r.ok()) return false;
+  if (!r.ok()) return r.status();
   *any = *r > 0;
-  return true;
+  return Status::OK();
 }
 
 }  // namespace
@@ -65,17 +65,24 @@ const char* const kStoreTables[] = {
     nullptr};
 
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
+  // Only SQLITE_NOTADB and SQLITE_CORRUPT (Code::kCorrupt) say what the file is; any
+  // other failure (permissions, a read-only directory where WAL mode cannot create its
+  // -shm file, an I/O error) says nothing about it and is passed on as it is.
+  auto not_a_store = [](const Status& st) -> Status {
+    if (st.code() == Code::kCorrupt)
+      return Status::Corrupt("not a mentat store (not an SQLite database): " + st.message());
+    if (st.code() == Code::kIo)
+      return Status::Io(
+          "cannot read the store (check the permissions of the file and its "
+          "directory): " +
+          st.message());
+    return st;
+  };
   auto v = c->QueryInt("PRAGMA user_version", 0);
-  if (!v.ok()) {
-    if (v.status().code() == Code::kCorrupt || v.status().code() == Code::kIo)
-      return Status::Corrupt("not a mentat store (not an SQLite database): " +
-                             v.status().message());
-    return v.status();
-  }
+  if (!v.ok()) return not_a_store(v.status());
   *version = static_cast<int>(*v);
   bool any = false;
-  if (!HasAnyTable(c, &any))
-    return Status::Corrupt("not a mentat store: the file is not an SQLite database");
+  if (Status st = HasAnyTable(c, &any); !st.ok()) return not_a_store(st);
   if (*version == 0) {
     if (any && beside_other_tables) {
       MENTAT_ASSIGN_OR_RETURN(std::string clash, ClashingTable(c));

@@ -267,6 +267,17 @@ std::shared_ptr<const Schema> StoreImpl::CurrentSchema() {
 Status StoreImpl::Sync(Conn* c) {
   MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
   if (dv == c->data_version && c->schema) return Status::OK();
+  // Another process may have changed the file's format since we opened it (a newer mentat
+  // upgrading it): reading or writing it with this format's rules would misread it.
+  MENTAT_ASSIGN_OR_RETURN(int64_t format, c->db->QueryInt("PRAGMA user_version", 0));
+  if (format != storage::kFormatVersion)
+    return Status::Unsupported("the store's format changed to " + std::to_string(format) +
+                               " while it was open (this mentat reads format " +
+                               std::to_string(storage::kFormatVersion) + ")" +
+                               (format > storage::kFormatVersion
+                                    ? ": it is newer than this mentat supports; upgrade "
+                                      "mentat and open the store again"
+                                    : "; open the store again"));
   MENTAT_ASSIGN_OR_RETURN(int64_t gen,
                           c->db->QueryInt("SELECT value FROM meta WHERE key = 'schema_gen'", 0));
   c->data_version = dv;

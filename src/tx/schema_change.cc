@@ -35,9 +35,24 @@ Status CheckValue(const Schema& schema, Entid e, Entid a, const DbVal& v) {
       if (v.s.size() < 2 || v.s[0] != ':')
         return Status::Schema("invalid :db/ident for entity " + std::to_string(e));
       break;
-    default: break;
+    default:
+      break;
   }
   return Status::OK();
+}
+
+// The bootstrap entities (ids 0 .. 25: the partitions, the schema attributes, the value
+// types, cardinalities and uniqueness values) hold every store together: renaming or
+// retracting one, or changing a built-in attribute, would leave a store where no schema
+// can be installed. Only their :db/doc may change.
+Status CheckNotBuiltIn(const Schema& schema, const Change& ch, bool added) {
+  if (ch.e < ids::kPartDb || ch.e > ids::kUniqueIdentity || ch.a == ids::kDoc) return Status::OK();
+  const std::string* id = schema.ident(ch.e);
+  const std::string* attr = schema.ident(ch.a);
+  return Status::Schema(std::string("cannot ") + (added ? "assert " : "retract ") +
+                        (attr ? ":" + *attr : std::to_string(ch.a)) + " of built-in entity " +
+                        (id ? ":" + *id : std::to_string(ch.e)) +
+                        ": the bootstrap vocabulary cannot be changed");
 }
 
 }  // namespace
@@ -47,7 +62,10 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
   bool touched = false;
   for (const auto* list : {&changes.retracted, &changes.asserted})
     for (const auto& ch : *list)
-      if (Schema::IsSchemaAttribute(ch.a)) touched = true;
+      if (Schema::IsSchemaAttribute(ch.a)) {
+        touched = true;
+        MENTAT_RETURN_IF_ERROR(CheckNotBuiltIn(schema, ch, list == &changes.asserted));
+      }
   if (!touched) return std::shared_ptr<Schema>();
 
   auto next = std::make_shared<Schema>(schema);
@@ -80,8 +98,8 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     if (ch->a == ids::kValueType) {
       const Attribute* old = schema.attribute(ch->e);
       if (old && static_cast<Entid>(old->type) + ids::kTypeRef != ch->v.i)
-        return Status::Schema("cannot change :db/valueType of attribute :" + old->ident +
-                              " from " + ValueTypeIdent(old->type) + " to " +
+        return Status::Schema("cannot change :db/valueType of attribute :" + old->ident + " from " +
+                              ValueTypeIdent(old->type) + " to " +
                               ValueTypeIdent(static_cast<ValueType>(ch->v.i - ids::kTypeRef)));
     }
     schema::ApplySchemaDatom(next.get(), ch->e, ch->a, ch->v, true);
