@@ -74,7 +74,7 @@ class Value {
   static Value Symbol(std::string_view ns_slash_name);
   static Value List(Vec items);
   static Value Vector(Vec items);
-  static Value Set(Vec items);          // sorts and removes duplicates
+  static Value Set(Vec items);           // sorts and removes duplicates
   static Value Map(MapEntries entries);  // sorts by key; a later duplicate key wins
   static Value Inst(int64_t micros);
   static Value MakeUuid(const Uuid& u);
@@ -102,7 +102,9 @@ class Value {
   bool is_inst() const { return kind_ == Kind::kInst; }
   bool is_uuid() const { return kind_ == Kind::kUuid; }
   // List, vector or set.
-  bool is_seq() const { return kind_ == Kind::kList || kind_ == Kind::kVector || kind_ == Kind::kSet; }
+  bool is_seq() const {
+    return kind_ == Kind::kList || kind_ == Kind::kVector || kind_ == Kind::kSet;
+  }
   bool is_keyword(std::string_view text) const { return is_keyword() && str() == text; }
   bool is_symbol(std::string_view text) const { return is_symbol() && str() == text; }
 
@@ -156,8 +158,12 @@ struct ValueHash {
 // ---- Reader ----
 
 struct ReadOptions {
-  int max_depth = 512;        // deeper nesting is a parse error, never a stack overflow
-  bool allow_quote = false;   // 'x reads as (quote x) (scripting)
+  int max_depth = 512;       // deeper nesting is a parse error, never a stack overflow
+  bool allow_quote = false;  // 'x reads as (quote x) (scripting)
+  // Clojure reader forms for scripting: @x reads as (clojure.core/deref x); #"re" as
+  // (clojure.core/re-pattern "re") (the text between the quotes taken as is); #(...) as
+  // (fn [%1 ... %N & %&] (...)), with (let [% %1] (...)) as the body when `%` is used.
+  bool script_syntax = false;
 };
 
 // Reads exactly one form from `text` (surrounding whitespace and comments allowed).

@@ -232,7 +232,8 @@ class ReaderImpl {
         line_(r.line_),
         line_start_(r.line_start_),
         max_depth_(r.options_.max_depth),
-        allow_quote_(r.options_.allow_quote) {}
+        allow_quote_(r.options_.allow_quote),
+        script_syntax_(r.options_.script_syntax) {}
 
   Result<std::optional<Value>> Next() {
     Value v;
@@ -380,6 +381,9 @@ class ReaderImpl {
         return ReadDispatch(depth, pos, out);
       case '\'':
         return ReadQuote(depth, pos, out);
+      case '@':
+        if (script_syntax_) return ReadDeref(depth, pos, out);
+        break;
       case ')':
       case ']':
       case '}':
@@ -485,6 +489,119 @@ class ReaderImpl {
     Value sym = Value::Symbol("quote");
     sym.set_pos(pos);
     *out = Value::List(Vec{std::move(sym), std::move(quoted)});
+    out->set_pos(pos);
+    return true;
+  }
+
+  // @x: (clojure.core/deref x).
+  bool ReadDeref(int depth, Pos pos, Value* out) {
+    if (!CheckDepth(depth)) return false;
+    ++p_;
+    Value target;
+    Got got = ReadFormOrEnd(depth + 1, &target, nullptr);
+    if (got == Got::kError) return false;
+    if (got == Got::kEnd) return Fail(pos, "@ must be followed by a form");
+    Value sym = Value::Symbol("clojure.core/deref");
+    sym.set_pos(pos);
+    *out = Value::List(Vec{std::move(sym), std::move(target)});
+    out->set_pos(pos);
+    return true;
+  }
+
+  // #"re": (clojure.core/re-pattern "re"). The text up to the closing quote is the pattern as
+  // written: a backslash escapes nothing but keeps the next character (so \" does not close it).
+  bool ReadRegex(Pos pos, Value* out) {
+    p_ += 2;
+    std::string text;
+    for (;;) {
+      if (p_ >= n_) return Fail(pos, "unterminated regex literal");
+      char c = text_[p_];
+      if (c == '"') {
+        ++p_;
+        break;
+      }
+      if (c == '\\' && p_ + 1 < n_) {
+        text.push_back(c);
+        c = text_[++p_];
+      }
+      if (c == '\n') NewLineAt(p_);
+      text.push_back(c);
+      ++p_;
+    }
+    Value sym = Value::Symbol("clojure.core/re-pattern");
+    sym.set_pos(pos);
+    Value str = Value::String(std::move(text));
+    str.set_pos(pos);
+    *out = Value::List(Vec{std::move(sym), std::move(str)});
+    out->set_pos(pos);
+    return true;
+  }
+
+  // Which %-parameters a #(...) body names: `%`, `%1`..`%N`, `%&`.
+  struct AnonArgs {
+    bool bare = false;
+    bool rest = false;
+    int max = 0;
+  };
+  static void ScanAnonArgs(const Value& v, AnonArgs* args, int depth) {
+    if (depth > 10000) return;  // the reader's depth limit is far lower
+    if (v.is_symbol()) {
+      const std::string& s = v.str();
+      if (s == "%") {
+        args->bare = true;
+      } else if (s == "%&") {
+        args->rest = true;
+      } else if (s.size() > 1 && s.size() <= 3 && s[0] == '%' && s[1] >= '1' && s[1] <= '9' &&
+                 (s.size() == 2 || IsDigit(s[2]))) {
+        args->max = std::max(args->max, std::stoi(s.substr(1)));
+      }
+      return;
+    }
+    if (v.is_map()) {
+      for (const auto& [k, val] : v.entries()) {
+        ScanAnonArgs(k, args, depth + 1);
+        ScanAnonArgs(val, args, depth + 1);
+      }
+      return;
+    }
+    for (const Value& item : v.items()) ScanAnonArgs(item, args, depth + 1);
+  }
+
+  // #(...): (fn [%1 ... %N & %&] (...)).
+  bool ReadAnonFn(int depth, Pos pos, Value* out) {
+    if (in_anon_fn_) return Fail(pos, "nested #()s are not allowed");
+    if (!CheckDepth(depth)) return false;
+    ++p_;  // now at '('
+    Pos body_pos = Here();
+    Value body;
+    in_anon_fn_ = true;
+    bool ok = ReadSequence(depth + 1, '(', body_pos, &body);
+    in_anon_fn_ = false;
+    if (!ok) return false;
+    AnonArgs args;
+    ScanAnonArgs(body, &args, 0);
+    int n = std::max(args.max, args.bare ? 1 : 0);
+    auto sym = [&](const std::string& name) {
+      Value v = Value::Symbol(name);
+      v.set_pos(pos);
+      return v;
+    };
+    Vec params;
+    for (int i = 1; i <= n; ++i) params.push_back(sym("%" + std::to_string(i)));
+    if (args.rest) {
+      params.push_back(sym("&"));
+      params.push_back(sym("%&"));
+    }
+    Value param_vec = Value::Vector(std::move(params));
+    param_vec.set_pos(pos);
+    if (args.bare) {
+      Value bindings = Value::Vector(Vec{sym("%"), sym("%1")});
+      bindings.set_pos(pos);
+      Value let = Value::List(Vec{sym("let"), std::move(bindings), std::move(body)});
+      let.set_pos(pos);
+      body = std::move(let);
+    }
+    *out = Value::List(Vec{sym("fn"), std::move(param_vec), std::move(body)});
     out->set_pos(pos);
     return true;
   }
@@ -621,10 +738,20 @@ class ReaderImpl {
     return true;
   }
 
+  // U+FEFF (a byte order mark) is skipped at the start of the input, so a symbol or
+  // keyword holding one would not read back as itself from its printed text: refuse it.
+  bool RefuseBom(Pos pos, std::string_view token, size_t token_offset, const char* what) {
+    size_t bom = token.find("\xEF\xBB\xBF");
+    if (bom == std::string_view::npos) return true;
+    return Fail(Pos{pos.line, pos.col + static_cast<uint32_t>(token_offset + bom)},
+                std::string("unexpected character U+FEFF (byte order mark) in ") + what);
+  }
+
   bool ReadKeyword(Pos pos, Value* out) {
     size_t end = TokenEnd(p_ + 1);
     std::string_view body = text_.substr(p_ + 1, end - p_ - 1);
     if (body.empty()) return Fail(pos, "keyword ':' has no name");
+    if (!RefuseBom(pos, body, 1, "keyword")) return false;
     if (body[0] == ':') {
       return Fail(pos, "auto-resolved keyword :" + Excerpt(body) + " is not EDN");
     }
@@ -651,6 +778,7 @@ class ReaderImpl {
     } else if (token == "false") {
       *out = Value::Bool(false);
     } else {
+      if (!RefuseBom(pos, token, 0, "symbol")) return false;
       for (size_t i = 0; i < token.size(); ++i) {
         if (!IsSymbolChar(token[i])) {
           return Fail(Pos{pos.line, pos.col + static_cast<uint32_t>(i)},
@@ -738,20 +866,10 @@ class ReaderImpl {
           std::from_chars(unsigned_tok.data(), unsigned_tok.data() + unsigned_tok.size(), d);
       if (ec == std::errc::result_out_of_range) {
         d = OverflowsToInfinity(unsigned_tok, exp) ? std::numeric_limits<double>::infinity() : 0.0;
-  // U+FEFF (a byte order mark) is skipped at the start of the input, so a symbol or
-  // keyword holding one would not read back as itself from its printed text: refuse it.
-  bool RefuseBom(Pos pos, std::string_view token, size_t token_offset, const char* what) {
-    size_t bom = token.find("\xEF\xBB\xBF");
-    if (bom == std::string_view::npos) return true;
-    return Fail(Pos{pos.line, pos.col + static_cast<uint32_t>(token_offset + bom)},
-                std::string("unexpected character U+FEFF (byte order mark) in ") + what);
-  }
-
       } else if (ec != std::errc() || ptr != unsigned_tok.data() + unsigned_tok.size()) {
         return invalid();
       }
       *out = Value::Float(neg ? -d : d);
-    if (!RefuseBom(pos, body, 1, "keyword")) return false;
     }
     p_ = end;
     out->set_pos(pos);
@@ -778,12 +896,13 @@ class ReaderImpl {
     }
     return magnitude + exp > 0;
   }
-      if (!RefuseBom(pos, token, 0, "symbol")) return false;
 
   bool ReadDispatch(int depth, Pos pos, Value* out) {
     if (p_ + 1 >= n_) return Fail(pos, "expected a tag after '#'");
     char c = text_[p_ + 1];
     if (c == '{') return ReadSet(depth, pos, out);
+    if (script_syntax_ && c == '(') return ReadAnonFn(depth, pos, out);
+    if (script_syntax_ && c == '"') return ReadRegex(pos, out);
     if (c == '#') {
       size_t end = TokenEnd(p_ + 2);
       std::string_view name = text_.substr(p_ + 2, end - p_ - 2);
@@ -860,6 +979,8 @@ class ReaderImpl {
   size_t line_start_;
   int max_depth_;
   bool allow_quote_;
+  bool script_syntax_;
+  bool in_anon_fn_ = false;
   Pos top_pos_;
   Status error_;
 };

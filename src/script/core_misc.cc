@@ -212,6 +212,7 @@ void RegisterMisc(Interp& in) {
       [](Interp&, Args a, size_t, const FnObj& s) {
         edn::ReadOptions options;
         options.allow_quote = true;
+        options.script_syntax = true;
         Result<edn::Value> form = edn::Read(StrArg(s, a[0]), options);
         if (!form.ok()) Fail("read-string: " + form.status().message(), Code::kParse);
         return FromEdn(*form);

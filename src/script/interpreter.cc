@@ -45,6 +45,7 @@ struct Interpreter::Impl {
   Result<Val> Run(std::string_view source) {
     edn::ReadOptions ro;
     ro.allow_quote = true;
+    ro.script_syntax = true;
     Result<edn::Vec> forms = edn::ReadAll(source, ro);
     if (!forms.ok()) return forms.status();
     return Guard<Val>([&]() -> Result<Val> {
