@@ -139,7 +139,14 @@ Status ApplySettings(Connection* c, const ConnectionSettings& s) {
   std::string sql;
   sql += "PRAGMA busy_timeout = " + std::to_string(s.busy_timeout_ms) + ";";
   if (!s.in_memory) {
-    if (!s.read_only) sql += "PRAGMA journal_mode = WAL;";
+    if (!s.read_only) {
+      sql += "PRAGMA journal_mode = WAL;";
+      // Checkpoint every 10,000 pages (40 MiB of WAL) instead of SQLite's 1,000: a large
+      // transaction dirties pages all over the indexes, and checkpointing them less often
+      // writes each hot page to the database file fewer times (bulk load: -20% CPU,
+      // -30% wall; doc/format.md "Connections and durability").
+      sql += "PRAGMA wal_autocheckpoint = 10000;";
+    }
     sql += "PRAGMA mmap_size = " + std::to_string(s.mmap_size) + ";";
   }
   sql += "PRAGMA synchronous = " + std::to_string(s.synchronous) + ";";
