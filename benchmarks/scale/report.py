@@ -3,7 +3,8 @@
 
 Usage: report.py OUT
 
-Reads OUT/raw.csv, loads.csv, checks.txt and env.txt; writes OUT/timings.csv (the median
+Reads OUT/raw.csv, loads.csv, checks.txt, env.txt and meta-<scale>.json (the dataset's
+meta.json, else DATA_ROOT/<scale>/meta.json as env.txt names it); writes OUT/timings.csv (the median
 of every column over the repetitions of each point), OUT/summary.md and the plots it links
 (latency.svg: p50 and p99 by scenario; throughput.svg: ops/s by client count).
 """
@@ -201,14 +202,17 @@ def nice_step(raw):
 
 
 def table(rows):
+    cpu = any(r["cpu_p50_ms"] is not None for r in rows)  # runs before cpu_p50_ms had none
     head = ("| backend | scale | datoms | clients | op | n | p50 ms | p95 ms | p99 ms | max ms "
-            "| ops/s | errors | reps | cpu p50 ms | note |")
-    lines = [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+            "| ops/s | errors | reps |" + (" cpu p50 ms |" if cpu else "") + " note |")
+    lines = [head, "|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|" +
+             ("---:|" if cpu else "") + "---|"]
     for r in rows:
         lines.append(f"| {r['backend']} | {r['scale']} | {int(r['n_datoms']):,} | {r['clients']} "
                      f"| {r['op']} | {int(r['count'])} | {ms(r['p50_ms'])} | {ms(r['p95_ms'])} "
                      f"| {ms(r['p99_ms'])} | {ms(r['max_ms'])} | {rate(r['throughput_ops_s'])} "
-                     f"| {int(r['errors'])} | {r['reps']} | {ms(r['cpu_p50_ms'])} | {r['note']} |")
+                     f"| {int(r['errors'])} | {r['reps']} |" +
+                     (f" {ms(r['cpu_p50_ms'])} |" if cpu else "") + f" {r['note']} |")
     return lines
 
 
@@ -261,8 +265,11 @@ def main():
                     else 9)
     md += ["## Dataset", "", "```"]
     for sc in scales:
-        meta_path = os.path.join(data_root, sc, "meta.json")
-        if data_root and os.path.exists(meta_path):
+        # The copy run.sh keeps beside the results, else the dataset under DATA_ROOT.
+        meta_path = os.path.join(out, f"meta-{sc}.json")
+        if not os.path.exists(meta_path) and data_root:
+            meta_path = os.path.join(data_root, sc, "meta.json")
+        if os.path.exists(meta_path):
             m = json.load(open(meta_path))
             md.append(f"{sc}: {m['n_datoms']} datoms ({m['n_users']} users, {m['n_issues']} "
                       f"issues, {m['n_labels']} labels, {m['n_label_refs']} label refs, "
@@ -281,8 +288,10 @@ def main():
     hl = headline(rows)
     if hl:
         md += ["## Headline: p50 latency of the read scenarios (1 client)", "",
-               "Wall time on the monotonic clock; in brackets the CPU time of the calling "
-               "thread (the part that does not depend on how busy the machine was).", ""]
+               "Wall time on the monotonic clock" + (
+                   "; in brackets the CPU time of the calling thread (the part that does not "
+                   "depend on how busy the machine was)." if any(
+                       r["cpu_p50_ms"] is not None for r in rows) else "."), ""]
         md += hl + [""]
     plots = []
     if latency_svg(rows, os.path.join(out, "latency.svg")):
