@@ -54,6 +54,22 @@ TEST(Script, ReaderFormsBeyondEdn) {
   EXPECT_EQ(edn::Print(*v), "(fn [%1 %2 & %&] (f %2 %&))");
 }
 
+// Every function the scripting issue lists exists (as a function value).
+TEST(Script, CoreLibraryOfTheIssue) {
+  const char* names =
+      "+ - * / < > <= >= = not= str keyword name namespace list vector hash-map hash-set get "
+      "get-in assoc assoc-in dissoc update conj cons first rest next nth count seq empty? "
+      "contains? keys vals into concat map filter remove reduce range take drop sort sort-by "
+      "group-by frequencies some every? apply partial comp identity atom deref swap! reset! "
+      "ex-info ex-data ex-message pr-str prn println read-string re-find re-matches";
+  EXPECT_EQ(Ev(std::string("(remove fn? [") + names + "])"), "()");
+  EXPECT_EQ(Ev("(remove fn? [mentat.store/open mentat.store/close mentat.store/db "
+               "mentat.store/as-of mentat.store/since mentat.store/history mentat.store/transact "
+               "mentat.store/with mentat.store/q mentat.store/pull mentat.store/entity "
+               "mentat.store/read mentat.store/datoms mentat.store/entities])"),
+            "()");
+}
+
 TEST(Script, Arithmetic) {
   EXPECT_EQ(Ev("(+ 1 2 3)"), "6");
   EXPECT_EQ(Ev("(- 10 1 2)"), "7");

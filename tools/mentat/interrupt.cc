@@ -2,6 +2,10 @@
 
 #include <signal.h>
 
+#include <chrono>
+#include <mutex>
+#include <thread>
+
 namespace mentat::cli {
 
 namespace {
@@ -42,6 +46,7 @@ void InstallInterruptHandler(InterruptMode mode) {
   // The REPL's select() must wake up (no SA_RESTART); batch reads and writes restart.
   sa.sa_flags = mode == InterruptMode::kBatch ? SA_RESTART : 0;
   sigaction(SIGINT, &sa, nullptr);
+  StartInterruptWatcher();
 }
 
 // Nesting depth of CommandScopes (.read runs commands inside a command); only the
@@ -53,17 +58,50 @@ int g_depth = 0;
 CommandScope::CommandScope(Store* store) {
   if (g_depth++ > 0) return;
   g_cancel.store(false);
-  g_store.store(store);
+  SetInterruptStore(store);
   g_in_command.store(true);
 }
 
 CommandScope::~CommandScope() {
   if (--g_depth > 0) return;
   g_in_command.store(false);
-  g_store.store(nullptr);
+  SetInterruptStore(nullptr);
 }
 
-void SetInterruptStore(Store* store) { g_store.store(store); }
+namespace {
+
+// Guards the life of the store behind g_store for the watcher (not for the signal
+// handler, which cannot lock: .open and the end of a command clear g_store under it
+// before the store can go away).
+std::mutex& StoreMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+}  // namespace
+
+void SetInterruptStore(Store* store) {
+  std::lock_guard<std::mutex> lock(StoreMutex());
+  g_store.store(store);
+}
+
+void StartInterruptWatcher() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Store::interrupt() stops the queries running when it is called; a Ctrl-C that lands
+    // while a command is still parsing, or between two queries of one command, would be
+    // lost. While the cancel flag is up during a command, repeat it.
+    std::thread([] {
+      for (;;) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        if (!g_in_command.load() || !g_cancel.load()) continue;
+        std::lock_guard<std::mutex> lock(StoreMutex());
+        if (!g_in_command.load()) continue;
+        if (Store* s = g_store.load()) s->interrupt();
+      }
+    }).detach();
+  });
+}
 
 const std::atomic<bool>& CancelFlag() { return g_cancel; }
 

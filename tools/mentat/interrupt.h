@@ -31,6 +31,11 @@ class CommandScope {
   CommandScope& operator=(const CommandScope&) = delete;
 };
 
+// Starts (once) the thread that repeats Store::interrupt() every 20 ms while the cancel
+// flag is up during a command, so that a Ctrl-C arriving before a query starts is not
+// lost. InstallInterruptHandler starts it.
+void StartInterruptWatcher();
+
 // Changes the store that SIGINT interrupts (nullptr: none) while a command runs; .open
 // calls it before closing the old store.
 void SetInterruptStore(Store* store);

@@ -27,7 +27,8 @@ const std::vector<CommandInfo>& Commands() {
        "\"timeout\": ms, \"planner\": false}. A bare [:find ...] runs as a query too.\n"
        "Example: .q [:find ?n :in $ ?min :where [?p :person/age ?a] [(> ?a ?min)]\n"
        "             [?p :person/name ?n]] {\"inputs\": [30]}"},
-      {".explain", nullptr, "QUERY [OPTIONS_JSON]", "show how a query is planned and run", ""},
+      {".explain", nullptr, "QUERY [OPTIONS_JSON]", "show how a query is planned and run",
+       "Also .explain_query and .eq (as in the Rust mentat shell)."},
       {".pull", nullptr, "PATTERN EID", "pull a pattern for an entity",
        "EID is an entity id, an ident or a lookup ref.\n"
        "Example: .pull [:person/name {:person/friend [:person/name]}] [:person/name \"Ada\"]"},
@@ -39,32 +40,44 @@ const std::vector<CommandInfo>& Commands() {
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
-       "dry shows what would change; adaptive, schema and off set the index mode."},
+       "Creates and drops value indexes as the workload and schema call for, and prints\n"
+       "what it did. dry (or --dry-run) only shows what would change; adaptive, schema\n"
+       "and off set the automatic index mode, then tune."},
       {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
        "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
        "attributes (and optionally :db/id), one entity per row, values typed by the\n"
        "attribute, N rows (default 1000) per transaction. Ctrl-C stops after the running\n"
        "transaction; every committed transaction stays."},
-      {".export", nullptr, "FILE [--since T] [--batch N]",
+      {".export", nullptr, "[FILE] [--since T] [--batch N]",
        "dump the store as EDN that .import reads back",
        "The schema first, then the entities with tempids, in transactions of about N\n"
-       "datoms (default 10000). FILE - writes to the output. --since T (a transaction id\n"
-       "or an instant) dumps only the current datoms asserted after T."},
+       "datoms (default 10000). Without FILE, or with FILE -, writes to the output (also\n"
+       ".dump). --since T (a transaction id or an instant) dumps only the current datoms\n"
+       "asserted after T."},
       {".eval", nullptr, "SCRIPT", "evaluate a script and print its value",
        "A Clojure-flavoured script (doc/script.md); `conn` is the open store, definitions\n"
        "persist. Example: .eval (mentat.store/q (mentat.store/db conn)\n"
        "                          '[:find (count ?e) . :where [?e :db/ident]])"},
       {".read", nullptr, "FILE", "run the commands in FILE", ""},
-      {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format", ""},
+      {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format",
+       "Also .mode (as in sqlite3)."},
       {".timer", nullptr, "[on|off]", "print how long each command took", ""},
       {".help", nullptr, "[COMMAND]", "list the commands, or describe one", ""},
-      {".exit", ".quit", "", "leave (Ctrl-D does too)", ""},
+      {".exit", ".quit", "", "leave (Ctrl-D does too)", "Also .e (as in the Rust mentat shell)."},
   };
   return kCommands;
 }
 
 const CommandInfo* FindCommand(const std::string& name) {
   std::string n = !name.empty() && name[0] != '.' ? "." + name : name;
+  // Names users of sqlite3 and of the Rust mentat shell type out of habit.
+  static const std::pair<const char*, const char*> kMoreAliases[] = {
+      {".mode", ".format"}, {".e", ".exit"}, {".explain_query", ".explain"},
+      {".eq", ".explain"},  {".?", ".help"}, {".dump", ".export"},
+  };
+  for (const auto& [alias, target] : kMoreAliases) {
+    if (n == alias) n = target;
+  }
   for (const auto& c : Commands()) {
     if (n == c.name || (c.alias && n == c.alias)) return &c;
   }
@@ -136,6 +149,7 @@ Status Session::Execute(const std::string& command) {
   Status st;
   {
     CommandScope scope(store_.get());
+    if (before_command_for_test_) before_command_for_test_();
     st = Dispatch(name, rest, command);
   }
   out_.flush();

@@ -71,6 +71,10 @@ class Session {
   Store* store() { return store_.get(); }
   const std::string& path() const { return path_; }
 
+  // Called when a command has started, before it runs (tests: a Ctrl-C at that moment).
+  void set_before_command_for_test(std::function<void()> f) {
+    before_command_for_test_ = std::move(f);
+  }
   // Called by .eval just before the interpreter runs (tests: a Ctrl-C at that moment).
   void set_before_eval_for_test(std::function<void()> f) { before_eval_for_test_ = std::move(f); }
 
@@ -117,6 +121,7 @@ class Session {
   bool bail_ = false;
   int read_depth_ = 0;
   std::function<void()> before_eval_for_test_;
+  std::function<void()> before_command_for_test_;
 };
 
 // "error: .transact: 1:5: ..." with, for "LINE:COL: " messages about `text`, the

@@ -247,6 +247,29 @@ TEST_F(SessionTest, OpenRecreatesTheScriptInterpreter) {
   rmdir(dir_template);
 }
 
+// A Ctrl-C that lands after a command started but before its query does (Store::interrupt
+// only stops running queries) is repeated by the watcher until the query stops.
+TEST_F(SessionTest, QueryInterruptBeforeTheQueryStartsIsNotLost) {
+  StartInterruptWatcher();
+  std::string tx = ".t [";
+  for (int i = 0; i < 600; ++i) tx += "{:p/name \"n" + std::to_string(i) + "\"} ";
+  ASSERT_TRUE(Run(tx + "]"));
+  session_.set_before_command_for_test([] {
+    RequestCancel();
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  });
+  auto start = std::chrono::steady_clock::now();
+  // 600^3 combinations: far longer than the bound below when not interrupted.
+  EXPECT_FALSE(
+      Run(".q [:find (count ?a) . :where [?a :p/name ?x] [?b :p/name ?y] "
+          "[?c :p/name ?z] [(< ?x ?y)] [(< ?y ?z)]]"));
+  session_.set_before_command_for_test(nullptr);
+  EXPECT_NE(err_.str().find("interrupted"), std::string::npos) << err_.str();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  ASSERT_TRUE(Run(".q [:find ?n . :where [?e :p/name \"n7\"] [?e :p/name ?n]]"));
+  EXPECT_EQ(out_.str(), "\"n7\"\n");
+}
+
 TEST_F(SessionTest, CompletesCommandsArgumentsAndIdents) {
   using W = std::vector<std::string>;
   EXPECT_EQ(Complete(session_, "", ".sch").words, W{".schema"});

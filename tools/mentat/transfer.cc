@@ -66,7 +66,7 @@ Status Session::Import(const std::string& rest) {
 
 Status Session::Export(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
-  const char* usage = "usage: .export FILE [--since T] [--batch N]";
+  const char* usage = "usage: .export [FILE] [--since T] [--batch N]";
   ExportOptions options;
   std::string file;
   auto words = SplitWords(rest);
@@ -87,7 +87,7 @@ Status Session::Export(const std::string& rest) {
       return Status::InvalidArgument(usage);
     }
   }
-  if (file.empty()) return Status::InvalidArgument(usage);
+  if (file.empty()) file = "-";  // as sqlite3's .dump: to the output
   ExportStats stats;
   if (file == "-") return cli::Export(*store_, out_, options, &stats);
   MENTAT_RETURN_IF_ERROR(ExportFile(*store_, file, options, &stats));

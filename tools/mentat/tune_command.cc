@@ -6,7 +6,8 @@ namespace mentat::cli {
 
 Status Session::Tune(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
-  if (rest.empty() || rest == "dry") return TuneIndexes(*store_, rest == "dry", out_);
+  bool dry = rest == "dry" || rest == "--dry-run" || rest == "--dry" || rest == "dry-run";
+  if (rest.empty() || dry) return TuneIndexes(*store_, dry, out_);
   AutoIndex mode;
   if (rest == "adaptive") {
     mode = AutoIndex::kAdaptive;
