@@ -74,6 +74,19 @@ size_t DisplayWidth(std::string_view s) {
 
 namespace {
 
+// A CSV cell: as the table's, but instants, uuids and bytes without their EDN tag
+// (2024-01-31T10:00:00.000Z, 4f1c..., hex), as JSON writes them and .import reads them.
+std::string CsvCellText(const edn::Value& v) {
+  if (v.kind() == edn::Kind::kInst || v.kind() == edn::Kind::kUuid ||
+      v.kind() == edn::Kind::kBytes) {
+    std::string text = edn::Print(v);
+    size_t open = text.find('"'), close = text.rfind('"');
+    if (open != std::string::npos && close > open) return text.substr(open + 1, close - open - 1);
+    return text;
+  }
+  return CellText(v);
+}
+
 std::string CsvEscape(const std::string& s) {
   bool quote = s.find_first_of(",\"\n\r") != std::string::npos ||
                (!s.empty() && (s.front() == ' ' || s.back() == ' '));
@@ -199,7 +212,7 @@ void PrintRows(std::ostream& out, const OutputStyle& style, const std::vector<st
       out << "\n";
       for (const auto& row : rows) {
         for (size_t i = 0; i < row.size(); ++i)
-          out << (i ? "," : "") << (row[i].is_nil() ? "" : CsvEscape(CellText(row[i])));
+          out << (i ? "," : "") << (row[i].is_nil() ? "" : CsvEscape(CsvCellText(row[i])));
         out << "\n";
       }
       return;

@@ -64,6 +64,16 @@ TEST(Output, CsvQuotesWhenNeeded) {
             "a,\"b,c\"\n\"x, y\",\"say \"\"hi\"\"\"\n:k,\n\" pad\",1.5\n");
 }
 
+TEST(Output, CsvWritesTaggedValuesPlain) {
+  OutputStyle csv{Format::kCsv};
+  auto inst = edn::Read("#inst \"2024-01-31T10:00:00Z\"");
+  auto uuid = edn::Read("#uuid \"4f1c1d8e-1a2b-4c3d-8e9f-0a1b2c3d4e5f\"");
+  auto bytes = edn::Read("#bytes \"00ff\"");
+  ASSERT_TRUE(inst.ok() && uuid.ok() && bytes.ok());
+  EXPECT_EQ(Rows(csv, {"i", "u", "b"}, {{*inst, *uuid, *bytes}}),
+            "i,u,b\n2024-01-31T10:00:00.000Z,4f1c1d8e-1a2b-4c3d-8e9f-0a1b2c3d4e5f,00ff\n");
+}
+
 TEST(Output, EdnAndJsonPrintTheWholeValue) {
   Value whole = Value::Vector({Value::Vector({Value::Keyword("a"), Value::String("x")})});
   EXPECT_EQ(Rows(OutputStyle{Format::kEdn}, {"h"}, {}, whole), "[[:a \"x\"]]\n");
