@@ -74,6 +74,8 @@ Status Session::Export(const std::string& rest) {
     const std::string& w = words[i];
     if (w == "--since") {
       if (i + 1 >= words.size()) return Status::InvalidArgument(usage);
+      // --since #inst "2024-01-31T10:00:00Z": the tag and the quoted instant are two words.
+      if (words[i + 1] == "#inst" && i + 2 < words.size()) ++i;
       MENTAT_ASSIGN_OR_RETURN(TxPoint t, ParseTxPoint(words[++i]));
       options.since = t;
     } else if (w == "--batch") {
