@@ -97,6 +97,10 @@ struct QueryResult {
 };
 
 class Db;
+class PreparedQuery;
+namespace query {
+class Prepared;  // internal (src/query)
+}
 
 // A query input: a value bound to an :in variable, or a database for a `$name` source.
 struct Input {
@@ -132,6 +136,10 @@ class Db {
   Result<QueryResult> q(std::string_view query, std::vector<Input> inputs = {}) const;
   Result<QueryResult> q(std::string_view query, const QueryOptions& options) const;
   Result<std::string> q_explain(std::string_view query, const QueryOptions& options = {}) const;
+  // Parses `query` once (errors: the parse errors of q); run() then executes it on this
+  // database value any number of times, with new inputs, skipping parsing and reusing
+  // cached plans.
+  Result<PreparedQuery> q_prepare(std::string_view query) const;
 
   Result<edn::Value> pull(std::string_view pattern, const edn::Value& eid) const;
   Result<std::vector<edn::Value>> pull_many(std::string_view pattern,
@@ -173,6 +181,21 @@ class Db {
   bool history_ = false;
 };
 
+// A parsed query bound to a database value (Db::q_prepare, Store::q_prepare). Cheap to
+// copy; run() may be called from many threads at once.
+class PreparedQuery {
+ public:
+  Result<QueryResult> run(std::vector<Input> inputs = {}) const;
+  Result<QueryResult> run(const QueryOptions& options) const;
+  Result<std::string> explain(const QueryOptions& options = {}) const;
+
+ private:
+  friend class Db;
+  PreparedQuery(Db db, std::shared_ptr<const query::Prepared> p);
+  std::shared_ptr<const Db> db_;
+  std::shared_ptr<const query::Prepared> prepared_;
+};
+
 class Store {
  public:
   // Opens (creating and bootstrapping if needed) the store at `path`; "" is in-memory.
@@ -196,6 +219,8 @@ class Store {
   Result<QueryResult> q(std::string_view query, std::vector<Input> inputs = {});
   Result<QueryResult> q(std::string_view query, const QueryOptions& options);
   Result<std::string> q_explain(std::string_view query, const QueryOptions& options = {});
+  // A prepared query on the current database: each run() sees the latest transactions.
+  Result<PreparedQuery> q_prepare(std::string_view query);
   Result<edn::Value> pull(std::string_view pattern, const edn::Value& eid);
   Result<std::vector<edn::Value>> pull_many(std::string_view pattern,
                                             const std::vector<edn::Value>& eids);

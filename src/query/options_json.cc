@@ -126,14 +126,27 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
     if (i == 0 && q.in[i].kind == query::InSpec::Kind::kSrc && q.in[i].name == "$") continue;
     specs.push_back(&q.in[i]);
   }
-  if (in->size() != specs.size())
-    return Bad("the query takes " + std::to_string(specs.size()) + " input" +
-               (specs.size() == 1 ? "" : "s") + " after $, inputs has " +
-               std::to_string(in->size()));
+  if (in->size() != specs.size()) {
+    std::string msg = "the query takes " + std::to_string(specs.size()) + " input" +
+                      (specs.size() == 1 ? "" : "s") + " after $, inputs has " +
+                      std::to_string(in->size());
+    // Name the first :in element without a value (or the last one, for extra inputs).
+    const query::InSpec* at = in->size() < specs.size() ? specs[in->size()]
+                              : specs.empty()           ? nullptr
+                                                        : specs.back();
+    if (at) {
+      std::string pos = query::PosText(at->form);
+      msg += std::string(in->size() < specs.size() ? ": no value for " : ": the last is ") +
+             edn::Print(at->form) + (pos.empty() ? "" : " at " + pos);
+    }
+    return Bad(msg);
+  }
   for (size_t i = 0; i < specs.size(); ++i) {
     const query::InSpec& s = *specs[i];
     const json& x = (*in)[i];
-    std::string where = "input " + std::to_string(i + 1) + " (" + edn::Print(s.form) + ")";
+    std::string pos = query::PosText(s.form);
+    std::string where = "input " + std::to_string(i + 1) + " (" + edn::Print(s.form) +
+                        (pos.empty() ? "" : " at " + pos) + ")";
     using K = query::InSpec::Kind;
     switch (s.kind) {
       case K::kSrc:

@@ -486,6 +486,7 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
   q.form = query;
   MENTAT_ASSIGN_OR_RETURN(auto sections, Sections(query));
   bool have_find = false, have_where = false;
+  std::vector<Value> with_forms;
   for (auto& [kw, items] : sections) {
     const std::string& k = kw.str();
     if (k == "find") {
@@ -497,6 +498,7 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
       for (const Value& x : items) {
         if (!IsVarSym(x)) return Err(x, ":with takes variables");
         q.with.push_back(x.str());
+        with_forms.push_back(x);
       }
     } else if (k == "in") {
       MENTAT_RETURN_IF_ERROR(ParseIn(items, &q));
@@ -519,6 +521,13 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
   }
   if (!have_find) return ClauseError(Code::kParse, query, "the query has no :find");
   (void)have_where;
+  // Datomic: ":find and :with should not use same variables" (aggregated and pulled
+  // variables included: :with adds variables to the rows, it cannot repeat one).
+  for (const Value& w : with_forms)
+    for (const FindElem& f : q.find)
+      if (f.var == w.str())
+        return Err(w, ":with variable " + w.str() + " also appears in :find (" +
+                          edn::Print(f.form) + "); :find and :with cannot share variables");
   for (auto& [kw, items] : sections)
     if (kw.str() == "order") MENTAT_RETURN_IF_ERROR(ParseOrder(items, &q));
   if (!q.keys.empty()) {

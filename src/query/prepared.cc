@@ -1,4 +1,5 @@
 // Prepared queries: parse once, cache plans, run; Run/Explain entry points.
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <unordered_map>
@@ -34,10 +35,19 @@ Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
   if (inputs.size() != specs.size()) {
     std::string names;
     for (const InSpec* s : specs) names += (names.empty() ? "" : " ") + edn::Print(s->form);
-    return Status::InvalidArgument("query expects " + std::to_string(specs.size()) + " input" +
-                                   (specs.size() == 1 ? "" : "s") +
-                                   (names.empty() ? "" : " (" + names + ")") + ", got " +
-                                   std::to_string(inputs.size()));
+    std::string msg = "query expects " + std::to_string(specs.size()) + " input" +
+                      (specs.size() == 1 ? "" : "s") + (names.empty() ? "" : " (" + names + ")") +
+                      ", got " + std::to_string(inputs.size());
+    // Point at the first :in element without a value, or for extra inputs at the last
+    // :in element (the query itself when it declares none).
+    if (inputs.size() < specs.size())
+      return ClauseError(Code::kInvalidArgument, specs[inputs.size()]->form,
+                         msg + ": no value for " + edn::Print(specs[inputs.size()]->form));
+    if (!specs.empty())
+      return ClauseError(Code::kInvalidArgument, specs.back()->form,
+                         msg + ": " + std::to_string(inputs.size() - specs.size()) +
+                             " more than declared by :in, which ends");
+    return ClauseError(Code::kInvalidArgument, q.form, msg + " (the query has no :in inputs)");
   }
   for (size_t i = 0; i < specs.size(); ++i) {
     const InSpec& s = *specs[i];
@@ -81,6 +91,23 @@ Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
     }
   }
   return out;
+}
+
+// Errors about one input's value ("input ?x ...", "missing input ?x") get the position
+// of the :in element that declares the variable.
+Status WithInputPos(const ParsedQuery& q, Status st) {
+  if (st.ok()) return st;
+  const std::string& m = st.message();
+  size_t at = m.rfind("input ?", 0) == 0 ? 6 : m.rfind("missing input ?", 0) == 0 ? 14 : 0;
+  if (at == 0 || m.find(" at ") != std::string::npos) return st;
+  size_t end = m.find_first_of(" :", at);
+  std::string var = m.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  for (const InSpec& in : q.in) {
+    bool declares =
+        in.name == var || std::find(in.vars.begin(), in.vars.end(), var) != in.vars.end();
+    if (declares && in.form.pos().known()) return ClauseError(st.code(), in.form, m);
+  }
+  return st;
 }
 
 std::string ShapeKey(const DbView& v) {
@@ -194,9 +221,11 @@ Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
     if (pe.kind == FindElem::Kind::kPull && !ctx.pull && !ctx.pull_many)
       return Status::Unsupported("pull is not supported yet");
   Execution ex(ctx, *parsed_, c, s.inputs.values, intr);
-  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.Prepare()));
+  MENTAT_RETURN_IF_ERROR(WithInputPos(*parsed_, intr.Translate(ex.Prepare())));
   MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));
-  return ex.Run();
+  auto r = ex.Run();
+  if (!r.ok()) return WithInputPos(*parsed_, r.status());
+  return r;
 }
 
 Result<std::string> Prepared::Explain(const ExecContext& ctx,

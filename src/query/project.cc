@@ -131,6 +131,13 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
       }
     }
     const DbView& view = View(pe.pull_src);
+    // An entity given as an ident (a keyword input the clauses did not type as a ref) is
+    // pulled like its id; an ident that names nothing pulls nil.
+    for (auto& row : *rows) {
+      if (!row[i].is_keyword()) continue;
+      auto e = ctx_.schema->entid(row[i].str());
+      row[i] = e ? edn::Value::Int(*e) : edn::Value();
+    }
     if (ctx_.pull_many) {
       std::vector<Entid> eids;
       std::vector<size_t> where;
@@ -140,7 +147,8 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
         where.push_back(r);
       }
       if (eids.empty()) continue;
-      MENTAT_ASSIGN_OR_RETURN(auto pulled, ctx_.pull_many(view, pattern, eids));
+      MENTAT_ASSIGN_OR_RETURN(
+          auto pulled, ctx_.pull_many(view, pattern, eids, [this] { return intr_.Check(); }));
       if (pulled.size() != eids.size()) return Status::Internal("pull returned the wrong count");
       for (size_t k = 0; k < where.size(); ++k) (*rows)[where[k]][i] = std::move(pulled[k]);
       continue;

@@ -51,9 +51,13 @@ struct ExecContext {
   bool use_planner = true;            // false: keep the written clause order
   // Pull hook for (pull ?e pattern) find elements; nullptr => "pull is not supported yet".
   std::function<Result<edn::Value>(const DbView&, const edn::Value& pattern, Entid e)> pull;
-  // Optional batched form, preferred when set: one value per entity id, in order.
+  // Optional batched form, preferred when set: one value per entity id, in order (a
+  // bounded number of SQL statements per pattern level, whatever the number of rows).
+  // `check` returns non-OK once the query is interrupted or timed out; the hook calls it
+  // now and then and stops with its status.
   std::function<Result<std::vector<edn::Value>>(const DbView&, const edn::Value& pattern,
-                                                const std::vector<Entid>& eids)>
+                                                const std::vector<Entid>& eids,
+                                                const std::function<Status()>& check)>
       pull_many;
 };
 

@@ -70,12 +70,16 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
     MENTAT_ASSIGN_OR_RETURN(ResolvedView sv, ResolveView(c->db.get(), src));
     ctx->sources[in[pos].name] = ToQueryView(sv);
   }
-  // (pull ?e pattern) in :find: patterns parsed once per query run.
+  // (pull ?e pattern) in :find: patterns parsed once per query run, and every entity of
+  // the result pulled in one batch (pull::PullMany runs a bounded number of statements per
+  // pattern level, not one per entity).
   auto patterns = std::make_shared<std::map<std::string, std::shared_ptr<const pull::Pattern>>>();
   storage::Connection* conn = c->db.get();
   const Schema* schema = c->schema.get();
-  ctx->pull = [conn, schema, patterns](const query::DbView& v, const edn::Value& pattern,
-                                       Entid e) -> Result<edn::Value> {
+  ctx->pull_many = [conn, schema, patterns](
+                       const query::DbView& v, const edn::Value& pattern,
+                       const std::vector<Entid>& eids,
+                       const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
     std::string key = edn::Print(pattern);
     auto it = patterns->find(key);
     if (it == patterns->end()) {
@@ -86,7 +90,11 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
     rv.as_of = v.as_of;
     rv.since = v.since;
     rv.history = false;  // pull reads the entity as of the view's time bounds
-    MENTAT_ASSIGN_OR_RETURN(auto values, pull::PullMany(conn, *schema, rv, *it->second, {e}));
+    return pull::PullMany(conn, *schema, rv, *it->second, eids, check);
+  };
+  ctx->pull = [pull_many = ctx->pull_many](const query::DbView& v, const edn::Value& pattern,
+                                           Entid e) -> Result<edn::Value> {
+    MENTAT_ASSIGN_OR_RETURN(auto values, pull_many(v, pattern, {e}, nullptr));
     return values.empty() ? edn::Value() : values[0];
   };
   ctx->interrupt_gen = &impl->interrupt_gen();
@@ -120,24 +128,66 @@ Result<QueryResult> Db::q(std::string_view query, std::vector<Input> inputs) con
   return q(query, o);
 }
 
-Result<QueryResult> Db::q(std::string_view query, const QueryOptions& options) const {
-  MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
-  StoreImpl* impl = store_->impl();
+namespace {
+
+Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
+                          const QueryOptions& options) {
+  StoreImpl* impl = db.store()->impl();
   return impl->Read([&](StoreImpl::Conn* c) -> Result<QueryResult> {
     query::ExecContext ctx;
-    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, *this, options, *prepared, &ctx));
-    return prepared->Execute(ctx, options.inputs);
+    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
+    return prepared.Execute(ctx, options.inputs);
   });
+}
+
+Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,
+                              const QueryOptions& options) {
+  StoreImpl* impl = db.store()->impl();
+  return impl->Read([&](StoreImpl::Conn* c) -> Result<std::string> {
+    query::ExecContext ctx;
+    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
+    return prepared.Explain(ctx, options.inputs);
+  });
+}
+
+}  // namespace
+
+Result<QueryResult> Db::q(std::string_view query, const QueryOptions& options) const {
+  MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
+  return RunOn(*this, *prepared, options);
 }
 
 Result<std::string> Db::q_explain(std::string_view query, const QueryOptions& options) const {
   MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
-  StoreImpl* impl = store_->impl();
-  return impl->Read([&](StoreImpl::Conn* c) -> Result<std::string> {
-    query::ExecContext ctx;
-    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, *this, options, *prepared, &ctx));
-    return prepared->Explain(ctx, options.inputs);
-  });
+  return ExplainOn(*this, *prepared, options);
+}
+
+Result<PreparedQuery> Db::q_prepare(std::string_view query) const {
+  MENTAT_ASSIGN_OR_RETURN(auto prepared, query::Prepared::Parse(query));
+  return PreparedQuery(*this, std::move(prepared));
+}
+
+Result<PreparedQuery> Store::q_prepare(std::string_view query) {
+  Db d;
+  d.store_ = this;  // unpinned: every run reads the latest transactions
+  return d.q_prepare(query);
+}
+
+PreparedQuery::PreparedQuery(Db db, std::shared_ptr<const query::Prepared> p)
+    : db_(std::make_shared<const Db>(std::move(db))), prepared_(std::move(p)) {}
+
+Result<QueryResult> PreparedQuery::run(std::vector<Input> inputs) const {
+  QueryOptions o;
+  o.inputs = std::move(inputs);
+  return run(o);
+}
+
+Result<QueryResult> PreparedQuery::run(const QueryOptions& options) const {
+  return RunOn(*db_, *prepared_, options);
+}
+
+Result<std::string> PreparedQuery::explain(const QueryOptions& options) const {
+  return ExplainOn(*db_, *prepared_, options);
 }
 
 }  // namespace mentat
