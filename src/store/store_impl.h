@@ -12,6 +12,7 @@
 #include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
+#include "store/value_counts.h"
 
 namespace mentat {
 
@@ -80,6 +81,7 @@ class StoreImpl {
   const Options& options() const { return options_; }
   std::atomic<uint64_t>& interrupt_gen() { return interrupt_gen_; }
   bool in_memory() const { return in_memory_; }
+  ValueCounts& value_counts() { return value_counts_; }
 
  private:
   StoreImpl() = default;
@@ -107,6 +109,7 @@ class StoreImpl {
 
   std::mutex write_mu_;  // serializes this process's writers before SQLite's lock
   std::atomic<uint64_t> interrupt_gen_{0};
+  ValueCounts value_counts_;
 };
 
 // Wall clock in microseconds since the epoch.
