@@ -311,6 +311,11 @@ edn::Value TxData(const FnObj& self, const Val& v) {
     if (!r.ok()) Fail(self.name + ": " + r.status().message(), Code::kParse);
     return *r;
   }
+  // Datomic's client API: (transact conn {:tx-data [...]}).
+  if (v.is(Type::kMap)) {
+    Val data = Get(v, Val::Keyword("tx-data"));
+    if (!data.is_nil()) return TxData(self, data);
+  }
   if (!v.is_sequential()) Fail(self.name + " expects transaction data (a vector), got " + PrStr(v));
   return ToEdn(v, true, "transaction data");
 }
@@ -478,7 +483,22 @@ void RegisterStore(Interp& in) {
       2, 2, false);
   in.DefNative(
       "mentat.store/q",
-      [](Interp&, Args a, size_t n, const FnObj& s) {
+      [](Interp& in, Args a, size_t n, const FnObj& s) -> Val {
+        // Datomic's client API: (q {:query query :args [db & inputs]}).
+        if (n == 1) {
+          if (!a[0].is(Type::kMap) || Get(a[0], Val::Keyword("query")).is_nil()) {
+            Fail(s.name + " expects (q db query & inputs), (q query db & inputs) or " +
+                 "(q {:query query :args [db & inputs]}), got " + PrStr(a[0]));
+          }
+          Val args = Get(a[0], Val::Keyword("args"));
+          if (!args.is_nil() && !args.is_sequential()) {
+            Fail(s.name + ": :args must be a vector [db & inputs], got " + PrStr(args));
+          }
+          std::vector<Val> call = {Get(a[0], Val::Keyword("query"))};
+          for (Val it = Seq(args); !it.is_nil(); it = Next(it)) call.push_back(First(it));
+          if (call.size() < 2) Fail(s.name + ": :args needs at least the db");
+          return s.native(in, call.data(), call.size(), s);
+        }
         // (q db query & inputs), or Datomic's (q query db & inputs).
         bool datomic_order = IsQueryForm(a[0]) && (a[1].is(Type::kDb) || a[1].is(Type::kConn));
         Val db = DbArg(s, datomic_order ? a[1] : a[0]);
@@ -496,7 +516,7 @@ void RegisterStore(Interp& in) {
         }
         return QueryVal(Must(s, D(db)->db.q(query, std::move(inputs))));
       },
-      2, -1, false);
+      1, -1, false);
   in.DefNative(
       "mentat.store/pull",
       [](Interp&, Args a, size_t, const FnObj& s) {

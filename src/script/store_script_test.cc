@@ -256,6 +256,25 @@ TEST_F(StoreScript, EntityReadDatomsEntities) {
   EXPECT_EQ(Ev("(mentat.store/entity (mentat.store/db conn) 999999)"), "nil");
 }
 
+// Datomic's client API shapes: (transact conn {:tx-data ...}), (q {:query ... :args ...}).
+TEST_F(StoreScript, ClientApiArgumentMaps) {
+  EXPECT_EQ(Ev("(require '[mentat.store :as d]) "
+               "(def r (d/transact conn {:tx-data [{:p/name \"Cy\"}]})) (count (:tx-data r))"),
+            "2");
+  EXPECT_EQ(Ev("(d/q {:query '[:find ?n . :in $ ?n :where [_ :p/name ?n]] "
+               ":args [(d/db conn) \"Cy\"]})"),
+            "\"Cy\"");
+  EXPECT_EQ(Ev("(d/q {:query \"[:find ?n . :where [_ :p/name ?n] [(= ?n \\\"Cy\\\")]]\" "
+               ":args [(d/db conn)]})"),
+            "\"Cy\"");
+  EXPECT_EQ(Ev("(count (:tx-data (d/with (d/db conn) {:tx-data [{:p/name \"Di\"}]})))"), "2");
+  EXPECT_NE(
+      Ev("(d/q {:query '[:find ?n :where [_ :p/name ?n]]})").find(":args needs at least the db"),
+      std::string::npos);
+  EXPECT_NE(Ev("(d/q {:args []})").find("expects (q db query & inputs)"), std::string::npos);
+  EXPECT_NE(Ev("(d/transact conn {:data []})").find("expects transaction data"), std::string::npos);
+}
+
 TEST_F(StoreScript, Errors) {
   EXPECT_NE(Ev("(mentat.store/transact conn [{:p/nope 1}])").find("ERROR schema error"),
             std::string::npos);
