@@ -138,10 +138,9 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
     MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
     if (ctx.use_planner) {
       // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
-      MENTAT_ASSIGN_OR_RETURN(auto counted,
-                              TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema,
-                                            c->schema_gen, prepared.parsed(), ctx.view,
-                                            options.inputs.size()));
+      MENTAT_ASSIGN_OR_RETURN(
+          auto counted, TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema, c->schema_gen,
+                                      prepared.parsed(), ctx.view, options.inputs.size()));
       if (counted) return std::move(*counted);
     }
     return prepared.Execute(ctx, options.inputs);
@@ -155,10 +154,10 @@ Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,
     query::ExecContext ctx;
     MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
     MENTAT_ASSIGN_OR_RETURN(std::string text, prepared.Explain(ctx, options.inputs));
-    const Attribute* counted = ctx.use_planner
-                                   ? CountQueryAttribute(prepared.parsed(), *ctx.schema,
-                                                         ctx.view, options.inputs.size())
-                                   : nullptr;
+    const Attribute* counted =
+        ctx.use_planner
+            ? CountQueryAttribute(prepared.parsed(), *ctx.schema, ctx.view, options.inputs.size())
+            : nullptr;
     if (counted)
       text = "plan:\n  maintained per-value counts of :" + counted->ident +
              " (src/store/value_counts.h), brought up to date from the transactions since "
