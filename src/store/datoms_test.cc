@@ -170,6 +170,32 @@ TEST_F(GlueTest, PreparedQueryRunsWithNewInputsAndSeesNewTransactions) {
       << missing.status().message();
 }
 
+// Named sources: database values as inputs, so one query joins the current database with
+// an as-of one (and pulls from either).
+TEST_F(GlueTest, DatabaseInputsJoinCurrentAndAsOf) {
+  auto old = std::make_shared<const Db>(store_->db().as_of(TxPoint::Tx(t1_)));
+  auto r = store_->q(
+      "[:find ?n ?was ?now :in $ $old :where [$old ?e :p/age ?was] [?e :p/age ?now] "
+      "[(!= ?was ?now)] [?e :p/name ?n]]",
+      {Input(old)});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), "[[\"A\" 1 3]]");
+  auto p = store_->q(
+      "[:find [(pull $old ?e [:p/age]) (pull ?e [:p/age])] :in $ $old :where [?e :p/name \"A\"]]",
+      {Input(old)});
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(edn::Print(p->ToEdn()), "[{:p/age 1} {:p/age 3}]");
+  // A database where a value is expected, and a value where a database is.
+  auto bad = store_->q("[:find ?e :in $ ?x :where [?e :p/age ?x]]", {Input(old)});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a source"), std::string::npos)
+      << bad.status().message();
+  auto bad2 = store_->q("[:find ?e :in $ $old :where [$old ?e :p/age _]]", {Value::Int(1)});
+  ASSERT_FALSE(bad2.ok());
+  EXPECT_NE(bad2.status().message().find("must be a database"), std::string::npos)
+      << bad2.status().message();
+}
+
 // (pull ?e pattern) in :find runs a bounded number of SQL statements, whatever the number
 // of result rows.
 TEST_F(GlueTest, PullInFindIsBatched) {
