@@ -60,6 +60,11 @@ class LibraryBackend : public Backend {
     }
     return edn::Value::Vector(std::move(out));
   }
+  Result<edn::Value> Entity(const std::string& eid) override {
+    MENTAT_ASSIGN_OR_RETURN(edn::Value e, edn::Read(eid));
+    MENTAT_ASSIGN_OR_RETURN(mentat::Entity entity, store_->entity(e));
+    return entity.touch();
+  }
 
  private:
   std::unique_ptr<Store> store_;
@@ -100,6 +105,10 @@ class CliBackend : public Backend {
   }
   Result<edn::Value> Datoms(const std::string& args) override {
     MENTAT_ASSIGN_OR_RETURN(std::string out, Run({".datoms " + args}));
+    return edn::Read(out);
+  }
+  Result<edn::Value> Entity(const std::string& eid) override {
+    MENTAT_ASSIGN_OR_RETURN(std::string out, Run({".entity " + eid}));
     return edn::Read(out);
   }
 

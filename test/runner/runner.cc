@@ -245,6 +245,25 @@ class FileRunner {
       if (!res.ok()) return "pull failed: " + res.status().ToString();
       return Compare(*res, true, r.expected);
     }
+    if (kind == "entity") {
+      // entity EID [error TEXT]: the touched entity map.
+      edn::Reader reader(tail);
+      auto eid = reader.Next();
+      if (!eid.ok() || !eid->has_value()) return "entity needs an entity: entity EID [error TEXT]";
+      std::string eid_text = tail.substr(0, reader.offset());
+      std::string rest = tail.substr(reader.offset());
+      size_t rb = rest.find_first_not_of(' ');
+      rest = rb == std::string::npos ? "" : rest.substr(rb);
+      auto res = b_->Entity(eid_text);
+      if (!res.ok() && res.status().code() == Code::kUnsupported &&
+          res.status().message() == Backend::kNoEntity)
+        return "";  // this backend has no entity call
+      if (rest.rfind("error", 0) == 0)
+        return ExpectError(res.status(), rest.size() > 6 ? rest.substr(6) : "", res.ok());
+      if (!res.ok()) return "entity failed: " + res.status().ToString();
+      if (!r.has_expected) return "an entity record needs ---- and an expected result";
+      return Compare(*res, true, r.expected);
+    }
     if (kind == "datoms") {
       bool expect_error = tail.rfind("error", 0) == 0;
       auto res = b_->Datoms(body);
