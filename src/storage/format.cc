@@ -73,7 +73,7 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
       return Status::Corrupt("not a mentat store (not an SQLite database): " + st.message());
     if (st.code() == Code::kIo)
       return Status::Io(
-          "cannot read the store (check the permissions of the file and its "
+          "cannot open the store (check the permissions of the file and its "
           "directory): " +
           st.message());
     return st;

@@ -165,7 +165,7 @@ TEST_F(BadInput, BuiltInIdentsCannotBeRenamedOrRetracted) {
       "[[:db/retract :db.part/user :db/ident :db.part/user]]",
       "[[:db/retractEntity :db.unique/identity]]",
       "[[:db/add :db/doc :db/cardinality :db.cardinality/many]]",
-      "[[:db/add :db/ident :db/unique :db.unique/identity]]",
+      "[[:db/add :db/txInstant :db/unique :db.unique/value]]",
       "[[:db/add :db/txInstant :db/index true]]",
       "[{:db/id :db/valueType :db/ident :x/y} {:db/ident :ok/attr :db/valueType "
       ":db.type/long :db/cardinality :db.cardinality/one}]",
