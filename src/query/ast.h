@@ -124,6 +124,14 @@ std::string PosText(const edn::Value& form);
 // "<message> in <form> at L:C".
 Status ClauseError(Code code, const edn::Value& form, const std::string& message);
 
+// How query text is read: EDN plus Clojure's regex literal #"re" (for re-find and
+// re-matches), which reads as (clojure.core/re-pattern "re").
+inline edn::ReadOptions QueryReadOptions() {
+  edn::ReadOptions o;
+  o.script_syntax = true;
+  return o;
+}
+
 // Every variable (and "_"-free) mentioned in `clauses`, in order of first appearance.
 void CollectVars(const Clauses& clauses, std::vector<std::string>* out);
 void CollectClauseVars(const Clause& clause, std::vector<std::string>* out);

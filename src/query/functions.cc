@@ -2,6 +2,7 @@
 // expressions. Functions whose result can be nil (division by zero, no regex match)
 // drop the row, as Datomic does when a function returns nil.
 #include <algorithm>
+#include <regex>
 
 #include "query/analyze.h"
 
@@ -294,8 +295,28 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     if (c.args[0].is_const() && !c.args[0].value.is_string())
       return ClauseError(Code::kInvalidArgument, c.form,
                          c.fn + " takes a regular expression string");
+    if (c.args[0].is_const()) {
+      try {
+        std::regex check(c.args[0].value.str(), std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return ClauseError(
+            Code::kInvalidArgument, c.form,
+            "invalid regular expression " + edn::Print(c.args[0].value) + ": " + e.what());
+      }
+    }
     std::string f = fn == "re-find" ? "mentat_re_find" : "mentat_re_matches";
     return result(f + "(" + xs[0].sql + ", " + xs[1].sql + ")", VT::kString, xs, true);
+  }
+  if (fn == "re-pattern") {  // patterns are strings: (re-find ?re ?s) takes either
+    MENTAT_RETURN_IF_ERROR(arity(1, 1));
+    MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
+    if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
+      return ClauseError(
+          Code::kSchema, c.form,
+          std::string("type mismatch: re-pattern expects a string, got a ") + VTName(xs[0].type));
+    FnValue fv;
+    fv.values.push_back(xs[0]);
+    return fv;
   }
   if (fn == "identity") {
     MENTAT_RETURN_IF_ERROR(arity(1, 1));

@@ -153,7 +153,7 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
         return Bad(where + ": a database cannot be given in JSON");
       case K::kRules: {
         if (!x.is_string()) return Bad(where + ": rules must be EDN text in a string");
-        auto r = edn::Read(x.get<std::string>());
+        auto r = edn::Read(x.get<std::string>(), query::QueryReadOptions());
         if (!r.ok()) return Bad(where + ": " + r.status().message());
         if (!r->is_vector()) return Bad(where + ": rules must be a vector of rules");
         opts.inputs.emplace_back(*r);

@@ -37,6 +37,12 @@ Result<Term> ParseTerm(const Value& v, bool allow_src) {
     return t;
   }
   if (v.is_symbol()) return Err(v, "unexpected symbol " + v.str() + " (variables start with ?)");
+  // A regex literal #"re" (read as (clojure.core/re-pattern "re")) is its pattern string.
+  if (v.is_list() && v.size() == 2 && v.items()[1].is_string() &&
+      (v.items()[0].is_symbol("clojure.core/re-pattern") || v.items()[0].is_symbol("re-pattern"))) {
+    Term t = Term::Const(v.items()[1]);
+    return t;
+  }
   return Term::Const(v);
 }
 
@@ -475,7 +481,7 @@ void CollectVars(const Clauses& clauses, std::vector<std::string>* out) {
 Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
   edn::Value query = query_in;
   if (query.is_string()) {
-    auto r = edn::Read(query.str());
+    auto r = edn::Read(query.str(), QueryReadOptions());
     if (!r.ok()) return r.status();
     query = *r;
   }
@@ -545,7 +551,7 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
 Result<RuleSet> ParseRules(const edn::Value& rules_in) {
   edn::Value rules = rules_in;
   if (rules.is_string()) {
-    auto r = edn::Read(rules.str());
+    auto r = edn::Read(rules.str(), QueryReadOptions());
     if (!r.ok()) return r.status();
     rules = *r;
   }

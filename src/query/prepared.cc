@@ -138,7 +138,7 @@ Result<std::shared_ptr<const Prepared>> Prepared::FromValue(const edn::Value& qu
 }
 
 Result<std::shared_ptr<const Prepared>> Prepared::Parse(std::string_view query) {
-  auto v = edn::Read(query);
+  auto v = edn::Read(query, QueryReadOptions());
   if (!v.ok()) return Status::Parse("query: " + v.status().message());
   return FromValue(*v);
 }

@@ -167,6 +167,20 @@ TEST_F(EngineTest, PullFindElementsGoThroughTheHook) {
   EXPECT_EQ(r2->rows.size(), 2u);
 }
 
+TEST_F(EngineTest, RegexLiteralsInQueryText) {
+  // #"re" reads as (clojure.core/re-pattern "re"): its pattern string.
+  auto p = Prepared::Parse(R"([:find ?n :where [?e :item/name ?n] [(re-find #"^x" ?n)]])");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  auto r = With<QueryResult>({}, [&](const ExecContext& ctx) { return (*p)->Execute(ctx, {}); });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), R"([["x"]])");
+  EXPECT_EQ(QE(R"([:find ?n :where [?e :item/name ?n] [(re-matches #"[xy]" ?n) ?m]])"),
+            R"([["x"] ["y"]])");
+  EXPECT_NE(QE(R"([:find ?n :where [?e :item/name ?n] [(re-find #"(" ?n)]])")
+                .find("invalid regular expression"),
+            std::string::npos);
+}
+
 TEST_F(EngineTest, ResultShapesAndColumns) {
   auto r = Q("[:find ?n (count ?e) :where [?e :item/name ?n]]");
   ASSERT_TRUE(r.ok());
