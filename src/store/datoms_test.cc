@@ -132,6 +132,60 @@ TEST_F(GlueTest, DatomsOverEveryIndexAndDatabaseValue) {
   EXPECT_FALSE(now.datoms(":evat", {}).ok());
 }
 
+// seek_datoms: index order from the first datom >= the components, on every view.
+TEST_F(GlueTest, SeekDatomsOverEveryIndexAndDatabaseValue) {
+  Db now = store_->db();
+  Db as_of = now.as_of(TxPoint::Tx(t1_));
+  Db since = now.since(TxPoint::Tx(t1_));
+  Db hist = now.history();
+  Value a = Value::Int(a_), b = Value::Int(b_), age = V(":p/age");
+  auto seek = [&](const Db& db, const std::string& index, const std::vector<Value>& comps,
+                  size_t limit) {
+    auto r = db.seek_datoms(index, comps, limit);
+    EXPECT_TRUE(r.ok()) << index << ": " << r.status().ToString();
+    std::vector<std::string> out;
+    if (!r.ok()) return out;
+    for (const Datom& d : *r)
+      out.push_back(std::to_string(d.e == a_   ? 1
+                                   : d.e == b_ ? 2
+                                               : d.e) +
+                    " " + *store_->schema()->ident(d.a) + " " + edn::Print(d.v) + " " +
+                    (d.tx == t1_   ? "t1"
+                     : d.tx == t2_ ? "t2"
+                     : d.tx == t3_ ? "t3"
+                                   : "t?") +
+                    (d.added ? "" : " retracted"));
+    return out;
+  };
+  using S = std::vector<std::string>;
+  std::string as = std::to_string(a_), bs = std::to_string(b_);
+  // AEVT from :p/age: a's then b's.
+  EXPECT_EQ(seek(now, ":aevt", {age}, 2), (S{"1 p/age 3 t2", "2 p/age 2 t1"}));
+  EXPECT_EQ(seek(as_of, ":aevt", {age}, 2), (S{"1 p/age 1 t1", "2 p/age 2 t1"}));
+  EXPECT_EQ(seek(since, ":aevt", {age}, 1), (S{"1 p/age 3 t2"}));
+  auto h = seek(hist, ":aevt", {age, a}, 3);
+  EXPECT_EQ(std::set<std::string>(h.begin(), h.end()),
+            (std::set<std::string>{"1 p/age 1 t1", "1 p/age 1 t2 retracted", "1 p/age 3 t2"}));
+  // AVET from a value.
+  EXPECT_EQ(seek(now, ":avet", {age, Value::Int(2)}, 2), (S{"2 p/age 2 t1", "1 p/age 3 t2"}));
+  EXPECT_EQ(seek(as_of, ":avet", {age, Value::Int(0)}, 2), (S{"1 p/age 1 t1", "2 p/age 2 t1"}));
+  EXPECT_EQ(seek(since, ":avet", {age, Value::Int(0)}, 1), (S{"1 p/age 3 t2"}));
+  h = seek(hist, ":avet", {age, Value::Int(1)}, 2);
+  EXPECT_EQ(std::set<std::string>(h.begin(), h.end()),
+            (std::set<std::string>{"1 p/age 1 t1", "1 p/age 1 t2 retracted"}));
+  // VAET from a target entity.
+  EXPECT_EQ(seek(now, ":vaet", {a}, 1), (S{"2 p/friend " + as + " t3"}));
+  EXPECT_EQ(seek(as_of, ":vaet", {a}, 1), (S{"1 p/friend " + bs + " t1"}));
+  EXPECT_EQ(seek(since, ":vaet", {a}, 1), (S{"2 p/friend " + as + " t3"}));
+  h = seek(hist, ":vaet", {b}, 2);
+  EXPECT_EQ(
+      std::set<std::string>(h.begin(), h.end()),
+      (std::set<std::string>{"1 p/friend " + bs + " t1", "1 p/friend " + bs + " t2 retracted"}));
+  // EAVT from an entity.
+  EXPECT_EQ(seek(as_of, ":eavt", {b}, 2), (S{"2 p/name \"B\" t1", "2 p/age 2 t1"}));
+  EXPECT_EQ(seek(since, ":eavt", {b}, 1), (S{"2 p/friend " + as + " t3"}));
+}
+
 TEST_F(GlueTest, PreparedQueryRunsWithNewInputsAndSeesNewTransactions) {
   auto p = store_->q_prepare("[:find ?a . :in $ ?n :where [?e :p/name ?n] [?e :p/age ?a]]");
   ASSERT_TRUE(p.ok()) << p.status().ToString();
