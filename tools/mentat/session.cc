@@ -12,6 +12,7 @@
 
 #include "input.h"
 #include "interrupt.h"
+#include "tune.h"
 
 namespace mentat::cli {
 
@@ -40,9 +41,12 @@ const std::vector<CommandInfo>& Commands() {
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
-       "Creates and drops value indexes as the workload and schema call for, and prints\n"
-       "what it did. dry (or --dry-run) only shows what would change; adaptive, schema\n"
-       "and off set the automatic index mode, then tune."},
+       HasTuneIndexes<Store>
+           ? "Creates and drops value indexes as the workload and schema call for, and\n"
+             "prints what it did. dry (or --dry-run) only shows what would change; adaptive,\n"
+             "schema and off set the automatic index mode, then tune."
+           : "Not available in this build: mentat does not tune indexes (datoms_avet\n"
+             "already indexes the values of every attribute; see doc/performance.md)."},
       {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
        "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
        "attributes (and optionally :db/id), one entity per row, values typed by the\n"

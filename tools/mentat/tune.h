@@ -1,7 +1,8 @@
 // Index tuning for .tune, written against the API DESIGN.md describes
 // (`Store::tune_indexes(dry_run)` returning the planned create/drop actions, and the
 // AutoIndex modes) but compiled only when the store has it: the shell builds before and
-// after the performance work lands, and until then .tune says "not available yet".
+// after the performance work lands; until then (doc/performance.md explains why it has not
+// been built) .tune says "not available".
 // Templates, so that a missing member is not an error; tested with stand-in stores.
 #pragma once
 
@@ -16,6 +17,10 @@
 #include "mentat/store.h"
 
 namespace mentat::cli {
+
+inline constexpr const char* kTuneUnavailable =
+    "not available: this build of mentat does not tune indexes (datoms_avet already indexes "
+    "the values of every attribute; see doc/performance.md)";
 
 template <typename S>
 concept HasTuneIndexes = requires(S& s) {
@@ -64,7 +69,7 @@ void PrintActions(std::ostream& out, const T& actions) {
 }
 
 // Runs S::tune_indexes(dry_run) and prints the planned actions, one a line; kUnsupported
-// ("not available yet") when S has no tune_indexes.
+// ("not available") when S has no tune_indexes.
 template <typename S>
 Status TuneIndexes(S& store, bool dry_run, std::ostream& out) {
   if constexpr (HasTuneIndexes<S>) {
@@ -80,7 +85,7 @@ Status TuneIndexes(S& store, bool dry_run, std::ostream& out) {
     (void)store;
     (void)dry_run;
     (void)out;
-    return Status::Unsupported("not available yet (index tuning lands with the performance work)");
+    return Status::Unsupported(kTuneUnavailable);
   }
 }
 
@@ -92,7 +97,7 @@ Status SetAutoIndexMode(S& store, AutoIndex mode, const std::function<Status()>&
     (void)store;
     (void)mode;
     (void)reopen;
-    return Status::Unsupported("not available yet (index tuning lands with the performance work)");
+    return Status::Unsupported(kTuneUnavailable);
   } else if constexpr (HasSetAutoIndex<S>) {
     (void)reopen;
     if constexpr (std::is_void_v<decltype(store.set_auto_index(mode))>) {

@@ -41,7 +41,8 @@ TEST(Tune, NotAvailableWithoutTheApi) {
   std::ostringstream out;
   Status st = TuneIndexes(store, true, out);
   EXPECT_EQ(st.code(), Code::kUnsupported);
-  EXPECT_NE(st.message().find("not available yet"), std::string::npos);
+  EXPECT_NE(st.message().find("not available: this build of mentat does not tune indexes"),
+            std::string::npos);
   bool reopened = false;
   st = SetAutoIndexMode(store, AutoIndex::kSchema, [&] {
     reopened = true;
