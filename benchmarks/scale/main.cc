@@ -27,9 +27,11 @@ constexpr const char* kUsage = R"(usage: mentat-scale COMMAND [FLAGS]
   check    COMMON --phase before|after [--allow-unavailable]
   explain  COMMON
   query    COMMON SCENARIO [USER-OR-ISSUE-INDEX]
+  backends [NAME...]   each backend: "NAME available" or "NAME unavailable: why";
+                       exits 1 when a named one is unavailable
   version
 
-COMMON: --backend embedded|sqlite-sql --data DIR --store PATH [--out OUT] [--rep N]
+COMMON: --backend embedded|sqlite-sql|sqlite-ext|duckdb --data DIR --store PATH [--out OUT] [--rep N]
         [--threads] (clients as threads instead of processes) [--seed N]
 RULES:  [--min-s 10] [--min-n 30] [--max-s 60] [--probe-s 20]
 )";
@@ -69,6 +71,20 @@ int Run(const std::string& cmd, const Flags& f) {
 #endif
     );
     return 0;
+  }
+  if (cmd == "backends") {
+    std::vector<std::string> names = f.positional.empty() ? BackendNames() : f.positional;
+    int rc = 0;
+    for (const auto& name : names) {
+      std::string why = BackendAvailability(name);
+      if (why.empty()) {
+        std::printf("%s available\n", name.c_str());
+      } else {
+        std::printf("%s unavailable: %s\n", name.c_str(), why.c_str());
+        rc = 1;
+      }
+    }
+    return f.positional.empty() ? 0 : rc;
   }
   if (cmd == "gen") {
     if (!f.Has("scale") || !f.Has("out")) return Fail(mentat::Status::InvalidArgument(kUsage));

@@ -7,7 +7,7 @@
 #
 # Environment (defaults in brackets):
 #   SCALES         scales to run, of xs s m l                          [s]
-#   BACKENDS       embedded sqlite-sql sqlite-ext (duckdb pg: not yet)  [embedded sqlite-sql]
+#   BACKENDS       embedded sqlite-sql sqlite-ext duckdb (pg: not yet)  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
 #   EXTRA          write_mixed concurrency_sweep cold_vs_warm          [all three]
 #   CLIENTS        client counts of concurrency_sweep                  [1 2 4 8 16]
@@ -22,12 +22,16 @@
 #   THREADS        1: clients as threads instead of processes          [0]
 #   COLD_DROP      cold_vs_warm evicts: all (drop_caches where allowed, else file),
 #                  file (the store's pages only), none                 [all]
-#   ALLOW_UNAVAILABLE  1: a check the backend cannot run yet is SKIP, not FAIL [0]
+#   ALLOW_UNAVAILABLE  1: a check the backend cannot run yet, or a backend this driver
+#                  cannot run at all (not built, pg), is SKIP, not FAIL   [0]
 #   MENTAT_SCALE_BIN   the driver                       [build/benchmarks/scale/mentat-scale]
 #
 # Outputs in OUT: raw.csv, timings.csv (median over reps), loads.csv, checks.txt, env.txt,
-# plans/, summary.md with plots (*.svg). Exits 1 when a check failed, 2 on another error.
+# plans/, meta-<scale>.json (the dataset's truth), summary.md with plots (*.svg). Exits 1 when a check failed, 2 on another error.
 set -uo pipefail
+# The whole script is one compound command, read before any of it runs: editing run.sh while
+# a run is under way cannot change what that run does.
+{
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -62,18 +66,27 @@ if [[ ! -x $MENTAT_SCALE_BIN ]]; then
   cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
     cmake --build "$ROOT/build" --target mentat_scale -j1 || exit 2
 fi
+BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
 for b in $BACKENDS; do
   case $b in
-    embedded | sqlite-sql) ;;
+    embedded | sqlite-sql | pg) ;;
     sqlite-ext)
       # The SQLite extension, from the driver's build tree unless MENTAT_SQLITE_EXT is set.
-      BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
       export MENTAT_SQLITE_EXT=${MENTAT_SQLITE_EXT:-$BUILD_DIR/libmentat_sqlite.so}
       if [[ ! -f $MENTAT_SQLITE_EXT ]]; then
         log "building mentat_sqlite in $BUILD_DIR"
         cmake --build "$BUILD_DIR" --target mentat_sqlite -j1 || exit 2
       fi ;;
-    *) log "backend '$b' is not implemented yet (embedded, sqlite-sql, sqlite-ext)"; exit 2 ;;
+    duckdb)
+      # The DuckDB extension, from the driver's build tree unless MENTAT_DUCKDB_EXTENSION is
+      # set; built when the driver was built with the DuckDB pieces (else: unavailable).
+      export MENTAT_DUCKDB_EXTENSION=${MENTAT_DUCKDB_EXTENSION:-$BUILD_DIR/mentat.duckdb_extension}
+      if [[ ! -f $MENTAT_DUCKDB_EXTENSION ]] &&
+         ! "$MENTAT_SCALE_BIN" backends duckdb 2>/dev/null | grep -q 'built without'; then
+        log "building mentat_duckdb_extension in $BUILD_DIR"
+        cmake --build "$BUILD_DIR" --target mentat_duckdb_extension -j1 || exit 2
+      fi ;;
+    *) log "unknown backend '$b' (embedded, sqlite-sql, sqlite-ext, duckdb, pg)"; exit 2 ;;
   esac
 done
 READS=()
@@ -86,7 +99,30 @@ for s in $EXTRA; do
 done
 
 mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
-rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg} "$OUT"/plans/*.txt
+CHECK_FAILED=0
+ERRORS=0
+rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg,meta-*.json} "$OUT"/plans/*.txt
+
+# A backend this driver cannot run (not built, its library missing, pg not written yet) is
+# "unavailable": one SKIP line per scale in checks.txt with ALLOW_UNAVAILABLE=1, else a FAIL
+# line (and exit 1); either way it is left out of the run.
+RUN_BACKENDS=
+for b in $BACKENDS; do
+  why=$("$MENTAT_SCALE_BIN" backends "$b" 2>&1)
+  if [[ $why == "$b available" ]]; then
+    RUN_BACKENDS+="${RUN_BACKENDS:+ }$b"
+    continue
+  fi
+  why=${why#"$b unavailable: "}
+  verdict=FAIL
+  ((ALLOW_UNAVAILABLE)) && verdict=SKIP
+  log "backend $b is unavailable: $why ($verdict)"
+  [[ $verdict == FAIL ]] && CHECK_FAILED=1
+  for scale in $SCALES; do
+    echo "check $b $scale before backend: $verdict expected=available actual=unavailable: $why" \
+      >>"$OUT/checks.txt"
+  done
+done
 
 # ---- env.txt: the machine, the versions, the commit and every variable ----
 {
@@ -103,6 +139,7 @@ rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg} "$OUT"/
   "$MENTAT_SCALE_BIN" version 2>/dev/null | sed 's/^/driver:        /'
   echo "mentat_git:    $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) ($(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l) files changed in the work tree)"
   echo "driver_bin:    $MENTAT_SCALE_BIN"
+  echo "run_backends:  $RUN_BACKENDS"
   for v in SCALES BACKENDS SCENARIOS EXTRA CLIENTS REPS MIN_S MIN_N MAX_S PROBE_S MIXED_S \
            MIXED_READERS DATA_ROOT OUT SEED THREADS COLD_DROP ALLOW_UNAVAILABLE; do
     printf '%-14s %s\n' "$v:" "${!v}"
@@ -110,8 +147,6 @@ rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg} "$OUT"/
   env | grep -E '^MENTAT_' | sed 's/^/env:           /'
 } >"$OUT/env.txt"
 
-CHECK_FAILED=0
-ERRORS=0
 # Runs the driver; rc 1 (a failed check) and rc >= 2 (an error) are remembered.
 drive() {
   "$MENTAT_SCALE_BIN" "$@"
@@ -129,6 +164,9 @@ for scale in $SCALES; do
     rm -rf "$D"
     drive gen --scale "$scale" --out "$D" --seed "$SEED" || continue
   fi
+  # The dataset's description and truth (a few tens of KB) beside the results, so that
+  # report.py can rebuild summary.md from OUT alone.
+  cp "$D/meta.json" "$OUT/meta-$scale.json" || ERRORS=1
   if has "$SCENARIOS" bulk_load || [[ ! -f $STORE.load.json ]]; then
     log "bulk_load $scale"
     drive load --data "$D" --store "$STORE" --out "$OUT" || continue
@@ -150,14 +188,14 @@ EOF
   ALLOW=()
   ((ALLOW_UNAVAILABLE)) && ALLOW=(--allow-unavailable)
 
-  for b in $BACKENDS; do
+  for b in $RUN_BACKENDS; do
     log "checks before writes: $b $scale"
     drive check --backend "$b" --store "$STORE" "${COMMON[@]}" --phase before "${ALLOW[@]}"
     drive explain --backend "$b" --store "$STORE" "${COMMON[@]}"
   done
   if ((${#READS[@]})); then
     for rep in $(seq 1 "$REPS"); do
-      for b in $BACKENDS; do
+      for b in $RUN_BACKENDS; do
         log "read scenarios: $b $scale rep $rep"
         drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --scenarios "${READS[*]}" --clients 1 "${RULES[@]}"
@@ -166,7 +204,7 @@ EOF
   fi
   if has "$EXTRA" concurrency_sweep; then
     for rep in $(seq 1 "$REPS"); do
-      for b in $BACKENDS; do
+      for b in $RUN_BACKENDS; do
         log "concurrency_sweep: $b $scale rep $rep (clients $CLIENTS)"
         drive sweep --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --clients "$CLIENTS" "${RULES[@]}"
@@ -175,7 +213,7 @@ EOF
   fi
   if has "$EXTRA" cold_vs_warm; then
     for rep in $(seq 1 "$REPS"); do
-      for b in $BACKENDS; do
+      for b in $RUN_BACKENDS; do
         log "cold_vs_warm: $b $scale rep $rep"
         drive coldwarm --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --drop "$COLD_DROP"
@@ -186,7 +224,7 @@ EOF
     # Each run writes to a copy, so the loaded store stays as the generator described it.
     WM=$D/write_mixed.db
     for rep in $(seq 1 "$REPS"); do
-      for b in $BACKENDS; do
+      for b in $RUN_BACKENDS; do
         log "write_mixed: $b $scale rep $rep ($MIXED_S s, $MIXED_READERS readers)"
         rm -f "$WM" "$WM-wal" "$WM-shm"
         sqlite3 "$STORE" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&
@@ -211,3 +249,4 @@ fi
 ((CHECK_FAILED)) && exit 1
 ((ERRORS)) && exit 2
 exit 0
+}

@@ -121,7 +121,8 @@ class Backend {
   virtual Result<std::unique_ptr<Session>> Connect() = 0;
 };
 
-// The backends by name: "embedded", "sqlite-sql", "sqlite-ext". Opens `store` (which must exist).
+// The backends by name: "embedded", "sqlite-sql", "sqlite-ext", "duckdb". Opens `store`
+// (which must exist).
 Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store);
 std::vector<std::string> BackendNames();
 
@@ -129,6 +130,11 @@ std::vector<std::string> BackendNames();
 Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenSqliteExt(const std::string& store);
+Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store);  // kUnsupported if not built
+
+// "" when the backend can run here, else why not (not built, a library or extension missing).
+std::string BackendAvailability(const std::string& name);
+std::string DuckdbAvailability();
 
 // ---- Small utilities ----
 
