@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       std::cerr << "error: cannot read '" << args.command_file << "'\n";
       return 1;
     }
-    failures += session.RunStream(in);
+    failures += session.RunStream(in, args.command_file);
   } else if (args.commands.empty() && args.run_file.empty()) {
     failures += session.RunStream(std::cin);
   }

@@ -218,17 +218,39 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   return Status::Internal("command " + cmd + " has no handler");
 }
 
-int Session::RunStream(std::istream& in) {
+int Session::RunStream(std::istream& in, const std::string& source) {
   int failures = 0;
   std::string pending, line;
+  size_t line_no = 0, start_line = 0;
+  // Runs `pending`; a failure's message gets, for a named file, the file and the line where
+  // the error is (the position in the message counts from the command's first line).
+  auto run = [&]() {
+    Status st = Execute(pending);
+    if (st.ok()) return true;
+    out_.flush();
+    std::string text = ErrorText(pending, st);
+    if (!source.empty()) {
+      unsigned err_line = 0, err_col = 0;
+      size_t at = start_line;
+      size_t lines = 1 + std::count(pending.begin(), pending.end(), '\n');
+      // (A script error may point into a function another command defined: no offset.)
+      if (ErrorPosition(st.message(), &err_line, &err_col) && err_line > 0 && err_line <= lines)
+        at += err_line - 1;
+      text += "\n  at " + source + ":" + std::to_string(at);
+    }
+    err_ << text << std::endl;
+    return false;
+  };
   while (!exit_ && std::getline(in, line)) {
+    ++line_no;
     if (pending.empty()) {
       size_t b = line.find_first_not_of(" \t\r");
       if (b == std::string::npos || line[b] == ';' || line[b] == '#') continue;
+      start_line = line_no;
     }
     pending += pending.empty() ? line : "\n" + line;
     if (!IsComplete(pending)) continue;
-    bool ok = Run(pending);
+    bool ok = run();
     pending.clear();
     if (!ok) {
       ++failures;
@@ -236,7 +258,7 @@ int Session::RunStream(std::istream& in) {
     }
     if (CancelFlag().load()) return failures + 1;  // Ctrl-C stops the batch
   }
-  if (!pending.empty() && !exit_ && !Run(pending)) ++failures;  // fails: unbalanced
+  if (!pending.empty() && !exit_ && !run()) ++failures;  // fails: unbalanced
   return failures;
 }
 
@@ -296,7 +318,7 @@ Status Session::Read(const std::string& rest) {
   std::ifstream in(words[0]);
   if (!in) return Status::NotFound("cannot read '" + words[0] + "'");
   ++read_depth_;
-  int failures = RunStream(in);
+  int failures = RunStream(in, words[0]);
   --read_depth_;
   if (failures > 0)
     return Status::InvalidArgument(std::to_string(failures) +

@@ -48,9 +48,10 @@ class Session {
   bool Run(const std::string& command);
   // Runs the commands of `in` (lines joined until brackets balance; blank lines and lines
   // starting with ';' or '#' between commands are skipped) until the end, .exit, Ctrl-C
-  // or (with set_bail) the first failure.
+  // or (with set_bail) the first failure. `source` names the file the commands come from
+  // (-f FILE, .read FILE): each error then ends with "  at FILE:LINE".
   // Returns the number of commands that failed.
-  int RunStream(std::istream& in);
+  int RunStream(std::istream& in, const std::string& source = "");
   // Evaluates the script in the file at `path` (`mentat run FILE`) and prints its value,
   // or its error. True on success.
   bool RunScriptFile(const std::string& path);
