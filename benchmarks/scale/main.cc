@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -101,6 +102,10 @@ int Run(const std::string& cmd, const Flags& f) {
   RunInfo run;
   run.backend = f.Get("backend", "embedded");
   run.out_dir = f.Get("out", ".");
+  std::error_code ec;
+  std::filesystem::create_directories(run.out_dir, ec);
+  if (ec)
+    return Fail(mentat::Status::Io("cannot create --out " + run.out_dir + ": " + ec.message()));
   run.rep = std::stoi(f.Get("rep", "1"));
   run.processes = !f.Has("threads");
   run.seed = std::stoull(f.Get("seed", std::to_string(kDefaultSeed)));

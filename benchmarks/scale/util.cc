@@ -1,6 +1,8 @@
 // Shared helpers of the scale driver: names, the dataset context, files, clocks.
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,9 +30,12 @@ double Now() {
 }
 
 Status AppendLine(const std::string& path, const std::string& header, const std::string& line) {
+  std::error_code ec;
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty()) std::filesystem::create_directories(dir, ec);  // OUT may be new
   bool fresh = !std::filesystem::exists(path) || std::filesystem::file_size(path) == 0;
   FILE* f = std::fopen(path.c_str(), "a");
-  if (!f) return Status::Io("cannot append to " + path);
+  if (!f) return Status::Io("cannot append to " + path + ": " + std::strerror(errno));
   if (fresh && !header.empty()) std::fprintf(f, "%s\n", header.c_str());
   std::fprintf(f, "%s\n", line.c_str());
   return std::fclose(f) == 0 ? Status::OK() : Status::Io("cannot write " + path);
