@@ -20,6 +20,8 @@ const std::vector<CommandInfo>& Commands() {
   static const std::vector<CommandInfo> kCommands = {
       {".open", nullptr, "PATH", "open (or create) the store at PATH",
        "Closes the current store. An empty PATH (\"\") or :memory: opens an in-memory store."},
+      {".close", nullptr, "", "close the store (other commands then need .open)",
+       "As in the Rust mentat shell. .open PATH (or .open :memory:) opens another."},
       {".transact", ".t", "EDN", "transact EDN transaction data and print the report",
        "EDN is a vector of entity maps and [:db/add e a v] / [:db/retract e a v] forms.\n"
        "Example: .t [{:db/id \"a\" :person/name \"Ada\"}]"},
@@ -199,6 +201,14 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
     auto words = SplitWords(rest);
     if (words.size() != 1) return Status::InvalidArgument("usage: .open PATH");
     return Open(words[0]);
+  }
+  if (cmd == ".close") {
+    if (!rest.empty()) return Status::InvalidArgument("usage: .close");
+    SetInterruptStore(nullptr);
+    interpreter_.reset();  // its values refer to the store
+    store_.reset();
+    path_.clear();
+    return Status::OK();
   }
   if (cmd == ".transact") return Transact(rest);
   if (cmd == ".query") return Query(rest, false);

@@ -305,6 +305,19 @@ TEST_F(SessionTest, QueryInterruptBeforeTheQueryStartsIsNotLost) {
   EXPECT_EQ(out_.str(), "\"n7\"\n");
 }
 
+TEST_F(SessionTest, CloseThenOpen) {
+  ASSERT_TRUE(Run(".eval (def x 1)"));
+  ASSERT_TRUE(Run(".close"));
+  EXPECT_FALSE(Run(".schema"));
+  EXPECT_EQ(err_.str(), "error: .schema: no store is open (use .open PATH)\n");
+  EXPECT_FALSE(Run(".q [:find ?e :where [?e :db/ident]]"));
+  EXPECT_FALSE(Run(".close extra"));
+  ASSERT_TRUE(Run(".open :memory:"));
+  ASSERT_TRUE(Run(".q [:find ?e . :where [?e :db/ident :db/ident]]"));
+  EXPECT_EQ(out_.str(), "1\n");
+  EXPECT_FALSE(Run(".eval x"));  // a fresh interpreter
+}
+
 TEST_F(SessionTest, CompletesCommandsArgumentsAndIdents) {
   using W = std::vector<std::string>;
   EXPECT_EQ(Complete(session_, "", ".sch").words, W{".schema"});
