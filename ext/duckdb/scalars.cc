@@ -132,7 +132,23 @@ Result<Text> Pull(const Row& row) {
   MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
   MENTAT_ASSIGN_OR_RETURN(edn::Value pulled, store->pull(*pattern, eid));
   if (pulled.is_nil()) return Text();
-  return Text(as_edn ? edn::Print(pulled) : PullJson(pulled));
+  if (as_edn) return Text(edn::Print(pulled));
+  // As the Rust extension (and the SQLite one): the JSON map always has ":db/id", even
+  // when the pattern does not ask for it.
+  if (pulled.is_map() && !pulled.get_keyword("db/id")) {
+    edn::Value id = eid;  // an ident or a lookup ref: resolved by a second, tiny pull
+    if (!eid.is_int()) {
+      MENTAT_ASSIGN_OR_RETURN(edn::Value m, store->pull("[:db/id]", eid));
+      const edn::Value* v = m.is_map() ? m.get_keyword("db/id") : nullptr;
+      id = v ? *v : edn::Value();
+    }
+    if (!id.is_nil()) {
+      edn::MapEntries entries = pulled.entries();
+      entries.emplace_back(edn::Value::Keyword("db/id"), std::move(id));
+      pulled = edn::Value::Map(std::move(entries));
+    }
+  }
+  return Text(PullJson(pulled));
 }
 
 Result<Text> Explain(const Row& row) {
