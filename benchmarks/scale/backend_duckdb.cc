@@ -236,6 +236,13 @@ std::string DuckdbAvailability() {
   return "";
 }
 
+std::string DuckdbVersion() {
+  std::string lib = duckdb_host::DefaultLibraryPath();
+  auto host = DuckHost::Open();
+  if (!host.ok()) return "unavailable (" + host.status().message() + ")";
+  return (*host)->version() + " (" + lib + ")";
+}
+
 #else  // !MENTAT_SCALE_DUCKDB
 
 namespace {
@@ -249,6 +256,7 @@ Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string&) {
 }
 
 std::string DuckdbAvailability() { return kNotBuilt; }
+std::string DuckdbVersion() { return "not built in"; }
 
 #endif
 

@@ -71,6 +71,7 @@ int Run(const std::string& cmd, const Flags& f) {
                 ", assertions on"
 #endif
     );
+    std::printf("duckdb %s\n", DuckdbVersion().c_str());
     return 0;
   }
   if (cmd == "backends") {

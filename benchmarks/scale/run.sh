@@ -136,7 +136,7 @@ done
   echo "data_fs:       $(df -h "$DATA_ROOT" | tail -1 | tr -s ' ')"
   echo "compiler:      $(${CXX:-c++} --version 2>/dev/null | head -1)"
   echo "python:        $(python3 --version 2>&1)"
-  "$MENTAT_SCALE_BIN" version 2>/dev/null | sed 's/^/driver:        /'
+  "$MENTAT_SCALE_BIN" version 2>/dev/null | sed '1s/^/driver:        /; 2s/^duckdb /duckdb:        /'
   echo "mentat_git:    $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) ($(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l) files changed in the work tree)"
   echo "driver_bin:    $MENTAT_SCALE_BIN"
   echo "run_backends:  $RUN_BACKENDS"

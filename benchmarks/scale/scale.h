@@ -135,6 +135,8 @@ Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store);  // kUnsu
 // "" when the backend can run here, else why not (not built, a library or extension missing).
 std::string BackendAvailability(const std::string& name);
 std::string DuckdbAvailability();
+// DuckDB's version and library path, for env.txt ("not built in" without the backend).
+std::string DuckdbVersion();
 
 // ---- Small utilities ----
 
