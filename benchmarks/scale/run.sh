@@ -80,8 +80,9 @@ for b in $BACKENDS; do
     duckdb)
       # The DuckDB extension, from the driver's build tree unless MENTAT_DUCKDB_EXTENSION is
       # set; built when the driver was built with the DuckDB pieces (else: unavailable).
-      export MENTAT_DUCKDB_EXTENSION=${MENTAT_DUCKDB_EXTENSION:-$BUILD_DIR/mentat.duckdb_extension}
-      if [[ ! -f $MENTAT_DUCKDB_EXTENSION ]] &&
+      DEFAULT_DUCKDB_EXT=$BUILD_DIR/mentat.duckdb_extension
+      export MENTAT_DUCKDB_EXTENSION=${MENTAT_DUCKDB_EXTENSION:-$DEFAULT_DUCKDB_EXT}
+      if [[ $MENTAT_DUCKDB_EXTENSION == "$DEFAULT_DUCKDB_EXT" && ! -f $MENTAT_DUCKDB_EXTENSION ]] &&
          ! "$MENTAT_SCALE_BIN" backends duckdb 2>/dev/null | grep -q 'built without'; then
         log "building mentat_duckdb_extension in $BUILD_DIR"
         cmake --build "$BUILD_DIR" --target mentat_duckdb_extension -j1 || exit 2
