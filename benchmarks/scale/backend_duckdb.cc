@@ -18,7 +18,7 @@
 // driver's build tree.
 #include <cstdlib>
 #include <filesystem>
-#include <mutex>
+#include <memory>
 
 #include "scale.h"
 
@@ -202,7 +202,7 @@ class DuckBackend : public Backend {
   std::string name() const override { return "duckdb"; }
   Result<std::unique_ptr<Session>> Connect() override {
     MENTAT_ASSIGN_OR_RETURN(auto con, host_->Connect());
-    return std::unique_ptr<Session>(new DuckSession(std::move(con), store_));
+    return std::unique_ptr<Session>(std::make_unique<DuckSession>(std::move(con), store_));
   }
 
  private:
@@ -225,7 +225,7 @@ Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store) {
   if (!loaded.ok())
     return Status(loaded.status().code(),
                   "duckdb: cannot load " + ext + ": " + loaded.status().message());
-  return std::unique_ptr<Backend>(new DuckBackend(std::move(host), store));
+  return std::unique_ptr<Backend>(std::make_unique<DuckBackend>(std::move(host), store));
 }
 
 std::string DuckdbAvailability() {
