@@ -166,7 +166,7 @@ TEST_F(BadInput, BuiltInIdentsCannotBeRenamedOrRetracted) {
       "[[:db/retractEntity :db.unique/identity]]",
       "[[:db/add :db/doc :db/cardinality :db.cardinality/many]]",
       "[[:db/add :db/txInstant :db/unique :db.unique/value]]",
-      "[[:db/add :db/txInstant :db/index true]]",
+      "[[:db/add :db/txInstant :db/index false]]",
       "[{:db/id :db/valueType :db/ident :x/y} {:db/ident :ok/attr :db/valueType "
       ":db.type/long :db/cardinality :db.cardinality/one}]",
   };
