@@ -106,8 +106,13 @@ TEST(Pull, AsOfAndSince) {
   auto since = now.since(TxPoint::Tx(t2)).pull("[:user/name :user/tag]", Value::Int(u));
   ASSERT_TRUE(since.ok());
   EXPECT_EQ(*since, V("{:user/tag [7]}"));
-  auto hist = now.history().pull("[*]", Value::Int(u));
-  EXPECT_EQ(hist.status().code(), Code::kUnsupported);
+  // On a history database pull reads the entity at the database's time bounds.
+  auto hist = now.history().pull("[:user/name]", Value::Int(u));
+  ASSERT_TRUE(hist.ok()) << hist.status().ToString();
+  EXPECT_EQ(*hist, V("{:user/name \"New\"}"));
+  auto hist_old = now.as_of(TxPoint::Tx(t1)).history().pull("[:user/name]", Value::Int(u));
+  ASSERT_TRUE(hist_old.ok()) << hist_old.status().ToString();
+  EXPECT_EQ(*hist_old, V("{:user/name \"Old\"}"));
   // A Db value keeps its basis: later writes are not seen.
   Tx(s.get(), "[[:db/add " + std::to_string(u) + " :user/name \"Newer\"]]");
   auto pinned = now.pull("[:user/name]", Value::Int(u));

@@ -328,6 +328,15 @@ TEST_F(StoreScript, HistoryDbIsNotAnEntity) {
             std::string::npos);
 }
 
+// q and pull work on history dbs (issue 10); pull reads the entity at the db's time bounds.
+TEST_F(StoreScript, PullOnAHistoryDb) {
+  REQUIRE("pull");
+  EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/history (mentat.store/db conn)) ada [:p/age])"),
+            "{:p/age 30}");
+  EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/history (mentat.store/db conn)) [:p/name] ada)"),
+            "{:p/name \"Ada\"}");
+}
+
 TEST_F(StoreScript, PullMany) {
   REQUIRE("pull");
   EXPECT_EQ(Ev("(mentat.store/pull-many (mentat.store/db conn) [:p/age] [ada [:p/name \"Ada\"]])"),

@@ -13,7 +13,11 @@ Result<std::vector<edn::Value>> PullIn(const Db& db, std::string_view pattern,
   MENTAT_ASSIGN_OR_RETURN(edn::Value p, edn::Read(pattern));
   return db.store()->impl()->Read([&](StoreImpl::Conn* c) -> Result<std::vector<edn::Value>> {
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), db));
-    if (view.history) return Status::Unsupported("pull is not supported on a history database");
+    // A pull result has one value per cardinality-one attribute, so on a history database
+    // pull reads the entity at the database's time bounds (its as-of/since, else now), as
+    // (pull ?e pattern) in :find does on a history database. Datomic refuses pull there;
+    // the Rust mentat's scripting asks for it to work (issue 10).
+    view.history = false;
     MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*c->schema, p));
     // Identifiers that name nothing (an unknown ident, a lookup ref without a match) pull
     // as nil, as in Datomic.
