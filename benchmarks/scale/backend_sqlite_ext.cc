@@ -83,29 +83,7 @@ class ExtSession : public Session {
                     "\"]]]");
   }
   Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {
-    std::string_view q;
-    nlohmann::json o = nlohmann::json::object();
-    if (scenario == "point_lookup" || scenario == "ref_traversal" || scenario == "as_of") {
-      q = scenario == "point_lookup" ? kQ1PointLookup : kQ2RefTraversal;
-      o = Inputs({Email(0)});
-      if (scenario == "as_of") o["asOf"] = ctx.t_mid;
-    } else if (scenario == "aggregate") {
-      q = kQ3Aggregate;
-    } else if (scenario == "predicate_scan") {
-      q = kQ4PredicateScan;
-      o = {{"inputs", {4}}};
-    } else if (scenario == "since") {
-      q = kQSince;
-      o = {{"since", ctx.t_since}};
-    } else if (scenario == "input_bindings") {
-      q = kQInputBindings;
-      std::vector<std::string> emails;
-      for (int64_t u = 0; u < std::min<int64_t>(100, ctx.n_users); ++u) emails.push_back(Email(u));
-      o = {{"inputs", {emails}}};
-    } else if (scenario == "pull") {
-      q = kQPull;
-      o = {{"inputs", {ctx.issue_eids.empty() ? 0 : ctx.issue_eids[0]}}};
-    }
+    auto [q, o] = ExplainCall(scenario, ctx);
     if (q.empty()) return Status::InvalidArgument("no query for scenario " + scenario);
     MENTAT_ASSIGN_OR_RETURN(std::string plan, Call(explain_.get(), q, o.dump()));
     return "SELECT edn_explain(store, query, '" + o.dump() + "')\n\n" + plan;

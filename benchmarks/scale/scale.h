@@ -73,6 +73,15 @@ struct Context {
   std::vector<Entid> issue_eids;  // issue index -> entity id, recorded by the load
 };
 
+// The query and the options_from_json object of a read scenario's representative call
+// (user 0, issue 0, as-of t_mid, since t_since), which the extension backends explain.
+// An empty query for an unknown scenario.
+struct ScenarioCall {
+  std::string_view query;
+  nlohmann::json options;
+};
+ScenarioCall ExplainCall(const std::string& scenario, const Context& ctx);
+
 // Reads meta.json from `data_dir` and, unless `meta_only`, the load record beside `store`
 // (`<store>.load.json` and `<store>.issues`).
 Result<Context> LoadContext(const std::string& data_dir, const std::string& store,

@@ -1,4 +1,5 @@
 // Shared helpers of the scale driver: names, the dataset context, files, clocks.
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -112,6 +113,33 @@ Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std:
   if (name == "pg") return Status::Unsupported("pg: " + BackendAvailability("pg"));
   return Status::InvalidArgument("unknown backend '" + name +
                                  "' (embedded, sqlite-sql, sqlite-ext, duckdb, pg)");
+}
+
+ScenarioCall ExplainCall(const std::string& scenario, const Context& ctx) {
+  std::string_view q;
+  nlohmann::json o = nlohmann::json::object();
+  if (scenario == "point_lookup" || scenario == "ref_traversal" || scenario == "as_of") {
+    q = scenario == "point_lookup" ? kQ1PointLookup : kQ2RefTraversal;
+    o = nlohmann::json{{"inputs", {Email(0)}}};
+    if (scenario == "as_of") o["asOf"] = ctx.t_mid;
+  } else if (scenario == "aggregate") {
+    q = kQ3Aggregate;
+  } else if (scenario == "predicate_scan") {
+    q = kQ4PredicateScan;
+    o = {{"inputs", {4}}};
+  } else if (scenario == "since") {
+    q = kQSince;
+    o = {{"since", ctx.t_since}};
+  } else if (scenario == "input_bindings") {
+    q = kQInputBindings;
+    std::vector<std::string> emails;
+    for (int64_t u = 0; u < std::min<int64_t>(100, ctx.n_users); ++u) emails.push_back(Email(u));
+    o = {{"inputs", {emails}}};
+  } else if (scenario == "pull") {
+    q = kQPull;
+    o = {{"inputs", {ctx.issue_eids.empty() ? 0 : ctx.issue_eids[0]}}};
+  }
+  return {q, o};
 }
 
 }  // namespace mentat::scale
