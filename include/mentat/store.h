@@ -48,6 +48,9 @@ struct Options {
   int64_t mmap_size = -1;
   int temp_store = -1;
   std::optional<AutoIndex> auto_index;
+  // Checkpoint the WAL on a background thread instead of inside the commit that makes it
+  // large (a file store opened read-write only). Also off when MENTAT_BACKGROUND_CHECKPOINT=0.
+  bool background_checkpoint = true;
 };
 
 // One datom [e a v tx added].
