@@ -459,12 +459,68 @@ class Executor {
   std::unordered_map<Entid, AttrSpec> wildcard_specs_;
 };
 
+// The common case `[*]` for one entity of the current database, without the executor's
+// bookkeeping (nodes, groups, memo): one cached statement, one map. Gives the executor's
+// exact result; returns nullopt (the caller then runs the executor) when the entity has a
+// component attribute, which the wildcard expands.
+Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const Schema& schema,
+                                                  const Pattern& p, Entid e) {
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT a, v FROM datoms WHERE e = ?1 ORDER BY a, v"));
+  s->BindInt(1, e);
+  edn::MapEntries entries;
+  if (p.db_id_key) entries.emplace_back(*p.db_id_key, edn::Value::Int(e));
+  Entid cur = -1;
+  const Attribute* attr = nullptr;
+  edn::Vec many;
+  auto flush = [&] {
+    if (cur >= 0 && attr && attr->many)
+      entries.emplace_back(edn::Value::Keyword(attr->ident), edn::Value::Vector(std::move(many)));
+    many = edn::Vec();
+  };
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+    if (!row) break;
+    Entid a = s->ColumnInt(0);
+    if (a != cur) {
+      flush();
+      cur = a;
+      attr = schema.attribute(a);
+      if (attr && attr->component && attr->type == ValueType::kRef) {
+        s->Reset();
+        return std::optional<edn::Value>();
+      }
+    }
+    if (!attr) {  // not an attribute (cannot happen in a consistent store): keyed by id
+      if (entries.empty() || !(entries.back().first == edn::Value::Int(a)))
+        entries.emplace_back(edn::Value::Int(a), schema::ColumnValue(*s, 1, ValueType::kLong));
+      continue;
+    }
+    edn::Value v = attr->type == ValueType::kRef ? IdMap(s->ColumnInt(1))
+                                                 : schema::ColumnValue(*s, 1, attr->type);
+    if (attr->many) {
+      if (many.size() < 1000) many.push_back(std::move(v));
+    } else if (many.empty()) {
+      many.push_back(edn::Value());  // marks the attribute as emitted: one value only
+      entries.emplace_back(edn::Value::Keyword(attr->ident), std::move(v));
+    }
+  }
+  flush();
+  s->Reset();
+  if (entries.empty()) return std::optional<edn::Value>(edn::Value());
+  return std::optional<edn::Value>(edn::Value::Map(std::move(entries)));
+}
+
 }  // namespace
 
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const Pattern& pattern,
                                          const std::vector<Entid>& eids, const CheckFn& check) {
   if (view.history) return Status::Unsupported("pull is not supported on a history database");
+  if (eids.size() == 1 && pattern.wildcard && pattern.specs.empty() && !view.as_of && !view.since) {
+    if (check) MENTAT_RETURN_IF_ERROR(check());
+    MENTAT_ASSIGN_OR_RETURN(auto one, PullOneWildcard(c, schema, pattern, eids[0]));
+    if (one) return std::vector<edn::Value>{std::move(*one)};
+  }
   return Executor(c, schema, view, check).Run(pattern, eids);
 }
 
