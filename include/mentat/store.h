@@ -36,6 +36,7 @@ class Store;
 //  kFull:   every acknowledged transaction survives power loss.
 enum class Synchronous { kOff = 0, kNormal = 1, kFull = 2, kExtra = 3 };
 
+// Value-index tuning modes (the Rust mentat's AutoIndex); not built, see Options::auto_index.
 enum class AutoIndex { kOff, kSchema, kAdaptive };
 
 struct Options {
@@ -43,10 +44,12 @@ struct Options {
   int busy_timeout_ms = 10000;  // how long a writer waits for another writer
   bool read_only = false;
   bool create = true;  // create the file when missing
-  // Defaults come from MENTAT_MMAP_SIZE (1 GiB), MENTAT_TEMP_STORE (1) and
-  // MENTAT_AUTO_INDEX (schema) when left unset (-1 / nullopt).
+  // Defaults come from MENTAT_MMAP_SIZE (1 GiB) and MENTAT_TEMP_STORE (1) when left
+  // unset (-1).
   int64_t mmap_size = -1;
   int temp_store = -1;
+  // Reserved for value-index tuning, which is not built and ignores this: datoms_avet
+  // already indexes the values of every attribute (doc/performance.md, "Not done").
   std::optional<AutoIndex> auto_index;
   // Checkpoint the WAL on a background thread instead of inside the commit that makes it
   // large (a file store opened read-write only). Also off when MENTAT_BACKGROUND_CHECKPOINT=0.
