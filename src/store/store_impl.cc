@@ -100,10 +100,8 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(first.get(), st));
   if (!s->in_memory_ && !options.read_only && options.background_checkpoint &&
       EnvInt("MENTAT_BACKGROUND_CHECKPOINT", 1) != 0) {
-    // The WAL stays within the same bound as without the thread: the thread starts at
-    // half of it, and a commit that finds it full checkpoints inline.
-    s->checkpointer_ = std::make_unique<Checkpointer>(
-        s->uri_, st.synchronous, std::max(1, st.checkpoint_pages / 2), st.checkpoint_pages);
+    s->checkpointer_ = std::make_unique<Checkpointer>(s->uri_, st.synchronous, st.checkpoint_pages,
+                                                      4 * st.checkpoint_pages);
     s->checkpointer_->Attach(first->raw());
   }
   if (state != storage::FileState::kCurrent) {
