@@ -51,9 +51,6 @@ struct Options {
   // Reserved for value-index tuning, which is not built and ignores this: datoms_avet
   // already indexes the values of every attribute (doc/performance.md, "Not done").
   std::optional<AutoIndex> auto_index;
-  // Checkpoint the WAL on a background thread instead of inside the commit that makes it
-  // large (a file store opened read-write only). Also off when MENTAT_BACKGROUND_CHECKPOINT=0.
-  bool background_checkpoint = true;
 };
 
 // One datom [e a v tx added].

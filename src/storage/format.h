@@ -44,10 +44,6 @@ Status CreateTablesOfVersion(Connection* c, int version);
 Status Upgrade(Connection* c, int from);
 
 // Applies per-connection pragmas (WAL, synchronous, busy timeout, mmap, temp store).
-// The default WAL size, in pages, at which it is checkpointed into the database file
-// (SQLite's wal_autocheckpoint, or the store's background Checkpointer).
-inline constexpr int kCheckpointPages = 10000;
-
 struct ConnectionSettings {
   bool in_memory = false;
   bool read_only = false;
@@ -56,7 +52,6 @@ struct ConnectionSettings {
   int64_t mmap_size = int64_t{1} << 30;
   int temp_store = 1;
   int cache_size_kib = 65536;
-  int checkpoint_pages = kCheckpointPages;  // wal_autocheckpoint
 };
 Status ApplySettings(Connection* c, const ConnectionSettings& s);
 

@@ -1,6 +1,5 @@
 #include "store/store_impl.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -81,8 +80,6 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
       options.mmap_size >= 0 ? options.mmap_size : EnvInt("MENTAT_MMAP_SIZE", int64_t{1} << 30);
   st.temp_store = options.temp_store >= 0 ? options.temp_store
                                           : static_cast<int>(EnvInt("MENTAT_TEMP_STORE", 1));
-  st.checkpoint_pages = static_cast<int>(
-      std::max<int64_t>(1, EnvInt("MENTAT_CHECKPOINT_PAGES", storage::kCheckpointPages)));
 
   int flags = SQLITE_OPEN_NOMUTEX;
   flags |= options.read_only ? SQLITE_OPEN_READONLY
@@ -98,12 +95,6 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
                                    ? "cannot create a store in read-only mode"
                                    : "the store needs an upgrade; open it read-write once");
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(first.get(), st));
-  if (!s->in_memory_ && !options.read_only && options.background_checkpoint &&
-      EnvInt("MENTAT_BACKGROUND_CHECKPOINT", 1) != 0) {
-    s->checkpointer_ = std::make_unique<Checkpointer>(s->uri_, st.synchronous, st.checkpoint_pages,
-                                                      4 * st.checkpoint_pages);
-    s->checkpointer_->Attach(first->raw());
-  }
   if (state != storage::FileState::kCurrent) {
     storage::Transaction txn(first.get());
     MENTAT_RETURN_IF_ERROR(txn.Begin(true));
@@ -222,7 +213,6 @@ Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
       SQLITE_OPEN_NOMUTEX | (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::Open(uri_, flags));
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(db.get(), settings_));
-  if (checkpointer_) checkpointer_->Attach(db->raw());
   auto c = std::make_unique<Conn>();
   c->db = std::move(db);
   return c;

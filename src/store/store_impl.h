@@ -12,7 +12,6 @@
 #include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
-#include "store/checkpointer.h"
 #include "store/value_counts.h"
 
 namespace mentat {
@@ -83,8 +82,6 @@ class StoreImpl {
   std::atomic<uint64_t>& interrupt_gen() { return interrupt_gen_; }
   bool in_memory() const { return in_memory_; }
   ValueCounts& value_counts() { return value_counts_; }
-  // The background checkpointer of a writable file store (else null).
-  Checkpointer* checkpointer() { return checkpointer_.get(); }
 
  private:
   StoreImpl() = default;
@@ -99,8 +96,6 @@ class StoreImpl {
   bool borrowed_ = false;
   Options options_;
   storage::ConnectionSettings settings_;
-  // Declared before the pool so that it outlives every connection whose hook points at it.
-  std::unique_ptr<Checkpointer> checkpointer_;
 
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
