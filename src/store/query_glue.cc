@@ -18,9 +18,18 @@ namespace {
 
 constexpr size_t kPreparedCacheSize = 512;
 
+// Hashes std::string and std::string_view alike, so that a lookup by the caller's
+// string_view allocates nothing.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+
 Result<std::shared_ptr<const query::Prepared>> Prepare(std::string_view text) {
-  thread_local std::unordered_map<std::string, std::shared_ptr<const query::Prepared>> cache;
-  auto it = cache.find(std::string(text));
+  thread_local std::unordered_map<std::string, std::shared_ptr<const query::Prepared>, TextHash,
+                                  std::equal_to<>>
+      cache;
+  auto it = cache.find(text);
   if (it != cache.end()) return it->second;
   MENTAT_ASSIGN_OR_RETURN(auto p, query::Prepared::Parse(text));
   if (cache.size() >= kPreparedCacheSize) cache.clear();
@@ -45,7 +54,30 @@ Db WithOptions(const Db& db, const QueryOptions& o) {
   return d;
 }
 
-// Fills everything of an ExecContext but the pull hook.
+// The pull hook of an ExecContext, for queries with (pull ?e pattern) in :find.
+void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
+  auto patterns = std::make_shared<std::map<std::string, std::shared_ptr<const pull::Pattern>>>();
+  storage::Connection* conn = c->db.get();
+  const Schema* schema = c->schema.get();
+  ctx->pull_many = [conn, schema, patterns](
+                       const query::DbView& v, const edn::Value& pattern,
+                       const std::vector<Entid>& eids,
+                       const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
+    std::string key = edn::Print(pattern);
+    auto it = patterns->find(key);
+    if (it == patterns->end()) {
+      MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*schema, pattern));
+      it = patterns->emplace(key, std::move(parsed)).first;
+    }
+    ResolvedView rv;
+    rv.as_of = v.as_of;
+    rv.since = v.since;
+    rv.history = false;  // pull reads the entity as of the view's time bounds
+    return pull::PullMany(conn, *schema, rv, *it->second, eids, check);
+  };
+}
+
+// Fills an ExecContext.
 Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const QueryOptions& o,
                    const query::Prepared& prepared, query::ExecContext* ctx) {
   ctx->conn = c->db.get();
@@ -72,31 +104,10 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   }
   // (pull ?e pattern) in :find: patterns parsed once per query run, and every entity of
   // the result pulled in one batch (pull::PullMany runs a bounded number of statements per
-  // pattern level, not one per entity).
-  auto patterns = std::make_shared<std::map<std::string, std::shared_ptr<const pull::Pattern>>>();
-  storage::Connection* conn = c->db.get();
-  const Schema* schema = c->schema.get();
-  ctx->pull_many = [conn, schema, patterns](
-                       const query::DbView& v, const edn::Value& pattern,
-                       const std::vector<Entid>& eids,
-                       const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
-    std::string key = edn::Print(pattern);
-    auto it = patterns->find(key);
-    if (it == patterns->end()) {
-      MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*schema, pattern));
-      it = patterns->emplace(key, std::move(parsed)).first;
-    }
-    ResolvedView rv;
-    rv.as_of = v.as_of;
-    rv.since = v.since;
-    rv.history = false;  // pull reads the entity as of the view's time bounds
-    return pull::PullMany(conn, *schema, rv, *it->second, eids, check);
-  };
-  ctx->pull = [pull_many = ctx->pull_many](const query::DbView& v, const edn::Value& pattern,
-                                           Entid e) -> Result<edn::Value> {
-    MENTAT_ASSIGN_OR_RETURN(auto values, pull_many(v, pattern, {e}, nullptr));
-    return values.empty() ? edn::Value() : values[0];
-  };
+  // pattern level, not one per entity). Queries without pull skip building the hook.
+  bool pulls = false;
+  for (const auto& f : prepared.parsed().find) pulls |= f.kind == query::FindElem::Kind::kPull;
+  if (pulls) MakePullHook(c, ctx);
   ctx->interrupt_gen = &impl->interrupt_gen();
   ctx->start_gen = impl->interrupt_gen().load();
   ctx->timeout_ms = o.timeout_ms;
