@@ -65,7 +65,7 @@ test-asan-ci:
 	  reliability_tests reliability_worker mentat_cli \
 	  $(patsubst fuzz/%.cc,%_replay,$(wildcard fuzz/*_fuzz.cc))
 	cd $(BUILD_ASAN_CI) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 \
-	  -R '^(reliability\.|datadriven_lib$$)' -E 'sqlite_ext'
+	  -R '^(reliability\.|datadriven_lib$$)' -E '(sqlite|duckdb)_ext'
 	$(ASAN_ENV) $(BUILD_ASAN_CI)/test/unit_tests --gtest_brief=1
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
