@@ -14,6 +14,7 @@
 #include <chrono>
 #include <filesystem>
 
+#include "corpus.h"
 #include "duckdb_host.h"
 #include "util.h"
 
@@ -23,37 +24,6 @@ namespace {
 using duckdb_host::Connection;
 using duckdb_host::DuckHost;
 using duckdb_host::Quote;
-
-struct Record {
-  std::string expect;  // "*" or a substring of the error message
-  std::string body;
-  int line = 0;
-};
-
-std::vector<Record> Load(const std::string& name) {
-  std::string text = ReadFile(SourceDir() + "/corpus/" + name);
-  EXPECT_FALSE(text.empty()) << "missing corpus file " << name;
-  std::vector<Record> out;
-  int line = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string l = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++line;
-    if (l.rfind("=== ", 0) == 0) {
-      out.push_back({l.substr(4), "", line});
-    } else if (!out.empty()) {
-      out.back().body += (out.back().body.empty() ? "" : "\n") + l;
-    }
-  }
-  return out;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // The DuckDB release under test: its name and libduckdb.so ("" for the default, 1.4).
 struct Release {
@@ -126,16 +96,16 @@ class DuckdbExtensionBadInput : public ::testing::TestWithParam<Release> {
 };
 
 TEST_P(DuckdbExtensionBadInput, TransactionsAreRefusedAndWriteNothing) {
-  for (const auto& r : Load("tx.txt")) {
+  for (const auto& r : LoadCorpus("tx.txt")) {
     ExpectFails("edn_t", "SELECT edn_t(" + p_ + ", " + Quote(r.body) + ")", r, "tx.txt");
     ExpectFails("edn_t", "SELECT edn_t(" + p_ + ", " + Quote(r.body) + ", 'edn')", r, "tx.txt");
   }
-  for (const auto& r : Load("edn.txt")) {
+  for (const auto& r : LoadCorpus("edn.txt")) {
     ExpectFails("edn_t", "SELECT edn_t(" + p_ + ", " + Quote(r.body) + ")", r, "edn.txt");
   }
   // The whole corpus as the rows of one statement: its first row fails it.
   std::string values;
-  for (const auto& r : Load("tx.txt"))
+  for (const auto& r : LoadCorpus("tx.txt"))
     values += (values.empty() ? "" : ", ") + ("(" + Quote(r.body) + ")");
   ExpectFails("edn_t", "SELECT edn_t(" + p_ + ", tx) FROM (VALUES " + values + ") t(tx)",
               Record{"*", "every tx.txt record", 0}, "tx.txt");
@@ -145,7 +115,7 @@ TEST_P(DuckdbExtensionBadInput, TransactionsAreRefusedAndWriteNothing) {
 }
 
 TEST_P(DuckdbExtensionBadInput, QueriesAreRefused) {
-  for (const auto& r : Load("query.txt")) {
+  for (const auto& r : LoadCorpus("query.txt")) {
     const std::string q = Quote(r.body);
     ExpectFails("edn_q", "SELECT * FROM edn_q(" + p_ + ", " + q + ", '{}')", r, "query.txt");
     ExpectFails("edn_q", "SELECT * FROM edn_q(" + p_ + ", " + q + ", NULL, format := 'edn')", r,
@@ -160,11 +130,11 @@ TEST_P(DuckdbExtensionBadInput, QueriesAreRefused) {
           << "query.txt:" << r.line << ": " << plan.status().message();
     }
   }
-  for (const auto& r : Load("edn.txt")) {
+  for (const auto& r : LoadCorpus("edn.txt")) {
     ExpectFails("edn_q", "SELECT * FROM edn_q(" + p_ + ", " + Quote(r.body) + ", '{}')", r,
                 "edn.txt");
   }
-  for (const auto& r : Load("options.txt")) {
+  for (const auto& r : LoadCorpus("options.txt")) {
     size_t nl = r.body.find('\n');
     ASSERT_NE(nl, std::string::npos) << "options.txt:" << r.line;
     const std::string args =
@@ -183,14 +153,14 @@ TEST_P(DuckdbExtensionBadInput, QueriesAreRefused) {
 }
 
 TEST_P(DuckdbExtensionBadInput, PullsAndDatomsAreRefused) {
-  for (const auto& r : Load("pull.txt")) {
+  for (const auto& r : LoadCorpus("pull.txt")) {
     const std::string pattern = Quote(r.body);
     ExpectFails("edn_pull", "SELECT edn_pull(" + p_ + ", " + pattern + ", '[:acct/id 1]')", r,
                 "pull.txt");
     ExpectFails("edn_pull", "SELECT edn_pull(" + p_ + ", " + pattern + ", 65536::BIGINT, 'edn')", r,
                 "pull.txt");
   }
-  for (const auto& r : Load("edn.txt")) {
+  for (const auto& r : LoadCorpus("edn.txt")) {
     const std::string edn = Quote(r.body);
     ExpectFails("edn_pull", "SELECT edn_pull(" + p_ + ", '[*]', " + edn + ")", r, "edn.txt");
     ExpectFails("edn_pull", "SELECT edn_pull(" + p_ + ", " + edn + ", 65536::BIGINT)", r,
@@ -208,7 +178,7 @@ TEST_P(DuckdbExtensionBadInput, PullsAndDatomsAreRefused) {
 
 TEST_P(DuckdbExtensionBadInput, ScriptsFailWithinTheirLimits) {
   const std::string escape = "/tmp/mentat-script-sandbox-escape.db";
-  for (const auto& r : Load("script.txt")) {
+  for (const auto& r : LoadCorpus("script.txt")) {
     auto start = std::chrono::steady_clock::now();
     ExpectFails("edn_eval", "SELECT edn_eval(" + p_ + ", " + Quote(r.body) + ")", r, "script.txt");
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -16,41 +16,11 @@
 #include <cctype>
 #include <filesystem>
 
+#include "corpus.h"
 #include "util.h"
 
 namespace mentat::reliability {
 namespace {
-
-struct Record {
-  std::string expect;  // "*" or a substring of the error message
-  std::string body;
-  int line = 0;
-};
-
-std::vector<Record> Load(const std::string& name) {
-  std::string text = ReadFile(SourceDir() + "/corpus/" + name);
-  EXPECT_FALSE(text.empty()) << "missing corpus file " << name;
-  std::vector<Record> out;
-  int line = 0;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string l = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++line;
-    if (l.rfind("=== ", 0) == 0) {
-      out.push_back({l.substr(4), "", line});
-    } else if (!out.empty()) {
-      out.back().body += (out.back().body.empty() ? "" : "\n") + l;
-    }
-  }
-  return out;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // Statement parameters: text, or NULL.
 using Args = std::vector<std::optional<std::string>>;
@@ -151,13 +121,13 @@ class SqliteExtensionBadInput : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(SqliteExtensionBadInput, TransactionsAreRefusedAndWriteNothing) {
-  for (const auto& r : Load("tx.txt")) {
+  for (const auto& r : LoadCorpus("tx.txt")) {
     ExpectFails("edn_t", "SELECT edn_t(?1, ?2)", {Path(), r.body}, r, "tx.txt");
   }
   // Inside the host's transaction too (a savepoint in host mode).
   std::string msg;
   ASSERT_EQ(Run("BEGIN", {}, &msg), SQLITE_DONE) << msg;
-  for (const auto& r : Load("tx.txt")) {
+  for (const auto& r : LoadCorpus("tx.txt")) {
     ExpectFails("edn_t", "SELECT edn_t(?1, ?2)", {Path(), r.body}, r, "tx.txt");
   }
   ASSERT_EQ(Run("COMMIT", {}, &msg), SQLITE_DONE) << msg;
@@ -165,13 +135,13 @@ TEST_P(SqliteExtensionBadInput, TransactionsAreRefusedAndWriteNothing) {
 }
 
 TEST_P(SqliteExtensionBadInput, QueriesAreRefused) {
-  for (const auto& r : Load("query.txt")) {
+  for (const auto& r : LoadCorpus("query.txt")) {
     ExpectFails("edn_q", "SELECT edn_q(?1, ?2, NULL)", {Path(), r.body}, r, "query.txt");
     ExpectFails("edn_rows", "SELECT * FROM edn_rows(?1, ?2)", {Path(), r.body}, r, "query.txt");
     std::string msg;
     (void)Run("SELECT edn_explain(?1, ?2)", {Path(), r.body}, &msg);  // no crash
   }
-  for (const auto& r : Load("options.txt")) {
+  for (const auto& r : LoadCorpus("options.txt")) {
     size_t nl = r.body.find('\n');
     ASSERT_NE(nl, std::string::npos) << "options.txt:" << r.line;
     Args args = {Path(), r.body.substr(0, nl), r.body.substr(nl + 1)};
@@ -182,11 +152,11 @@ TEST_P(SqliteExtensionBadInput, QueriesAreRefused) {
 }
 
 TEST_P(SqliteExtensionBadInput, PullsAndDatomsAreRefused) {
-  for (const auto& r : Load("pull.txt")) {
+  for (const auto& r : LoadCorpus("pull.txt")) {
     ExpectFails("edn_pull", "SELECT edn_pull(?1, ?2, '[:acct/id 1]')", {Path(), r.body}, r,
                 "pull.txt");
   }
-  for (const auto& r : Load("edn.txt")) {
+  for (const auto& r : LoadCorpus("edn.txt")) {
     ExpectFails("edn_datoms", "SELECT edn_datoms(?1, ':eavt', ?2)", {Path(), r.body}, r, "edn.txt");
   }
   Record index{"unknown index", "", 0};
@@ -231,7 +201,7 @@ TEST(SqliteExtensionBadInputStore, IntactAfterwards) {
   ASSERT_EQ(sqlite3_open(":memory:", &db), SQLITE_OK);
   sqlite3_enable_load_extension(db, 1);
   ASSERT_EQ(sqlite3_load_extension(db, MENTAT_SQLITE_EXTENSION_PATH, nullptr, nullptr), SQLITE_OK);
-  for (const auto& r : Load("tx.txt")) {
+  for (const auto& r : LoadCorpus("tx.txt")) {
     sqlite3_stmt* st = nullptr;
     ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT edn_t(?1, ?2)", -1, &st, nullptr), SQLITE_OK);
     sqlite3_bind_text(st, 1, path.c_str(), -1, SQLITE_TRANSIENT);

@@ -10,44 +10,12 @@
 #include <chrono>
 #include <filesystem>
 
+#include "corpus.h"
 #include "mentat/script.h"
 #include "util.h"
 
 namespace mentat::reliability {
 namespace {
-
-struct Record {
-  std::string expect;  // "*" or a substring of the error message
-  std::string body;
-  int line = 0;  // where the record starts in its file
-};
-
-std::vector<Record> LoadCorpus(const std::string& name) {
-  std::string text = ReadFile(SourceDir() + "/corpus/" + name);
-  EXPECT_FALSE(text.empty()) << "missing corpus file " << name;
-  std::vector<Record> out;
-  size_t pos = 0;
-  int line = 0;
-  Record* cur = nullptr;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string l = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
-    pos = nl == std::string::npos ? text.size() : nl + 1;
-    ++line;
-    if (l.rfind("=== ", 0) == 0) {
-      out.push_back({l.substr(4), "", line});
-      cur = &out.back();
-    } else if (cur) {
-      cur->body += (cur->body.empty() ? "" : "\n") + l;
-    }
-  }
-  return out;
-}
-
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 // The error must be present, not an internal error, and mention `expect`.
 void ExpectError(const Status& st, const Record& r, const std::string& file) {
