@@ -105,11 +105,10 @@ class DuckSession : public Session {
     return RowsOf("[:find ?i ?s :where [?i :issue/state ?s]]", nlohmann::json::object(), {1});
   }
   Status SetState(Entid issue, const std::string& state) override {
-    return Transact("[[:db/add " + std::to_string(issue) + " :issue/state " + state + "]]");
+    return Transact(SetStateTx(issue, state));
   }
   Status AddLabel(Entid issue, const std::string& label) override {
-    return Transact("[[:db/add " + std::to_string(issue) + " :issue/label [:label/name \"" + label +
-                    "\"]]]");
+    return Transact(AddLabelTx(issue, label));
   }
   Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {
     auto [q, o] = ExplainCall(scenario, ctx);

@@ -51,14 +51,10 @@ class EmbeddedSession : public Session {
     return RowsOf(store_->q("[:find ?i ?s :where [?i :issue/state ?s]]"));
   }
   Status SetState(Entid issue, const std::string& state) override {
-    return store_->transact("[[:db/add " + std::to_string(issue) + " :issue/state " + state + "]]")
-        .status();
+    return store_->transact(SetStateTx(issue, state)).status();
   }
   Status AddLabel(Entid issue, const std::string& label) override {
-    return store_
-        ->transact("[[:db/add " + std::to_string(issue) + " :issue/label [:label/name \"" + label +
-                   "\"]]]")
-        .status();
+    return store_->transact(AddLabelTx(issue, label)).status();
   }
 
   Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {

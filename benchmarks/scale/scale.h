@@ -58,6 +58,9 @@ inline const std::vector<std::string> kStates = {
 std::string Email(int64_t user);     // "user<u>@example.com"
 std::string UserName(int64_t user);  // "User <u>"
 std::string LabelName(int64_t k);    // "label-<k>"
+// write_mixed's two one-datom transactions, as EDN: a state change and a label add.
+std::string SetStateTx(Entid issue, const std::string& state);
+std::string AddLabelTx(Entid issue, const std::string& label);
 
 // ---- The dataset ----
 

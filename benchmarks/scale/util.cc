@@ -15,6 +15,12 @@ namespace mentat::scale {
 std::string Email(int64_t user) { return "user" + std::to_string(user) + "@example.com"; }
 std::string UserName(int64_t user) { return "User " + std::to_string(user); }
 std::string LabelName(int64_t k) { return "label-" + std::to_string(k); }
+std::string SetStateTx(Entid issue, const std::string& state) {
+  return "[[:db/add " + std::to_string(issue) + " :issue/state " + state + "]]";
+}
+std::string AddLabelTx(Entid issue, const std::string& label) {
+  return "[[:db/add " + std::to_string(issue) + " :issue/label [:label/name \"" + label + "\"]]]";
+}
 
 int64_t IssueIndexFromTitle(std::string_view title) {
   constexpr std::string_view kPrefix = "Issue ";
