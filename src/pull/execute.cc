@@ -471,11 +471,13 @@ Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const 
   if (p.db_id_key) entries.emplace_back(*p.db_id_key, edn::Value::Int(e));
   Entid cur = -1;
   const Attribute* attr = nullptr;
-  edn::Vec many;
+  edn::Vec many;         // the values of a cardinality-many attribute, up to the limit
+  bool emitted = false;  // the current attribute already has its entry
   auto flush = [&] {
     if (cur >= 0 && attr && attr->many)
       entries.emplace_back(edn::Value::Keyword(attr->ident), edn::Value::Vector(std::move(many)));
     many = edn::Vec();
+    emitted = false;
   };
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
@@ -491,17 +493,18 @@ Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const 
       }
     }
     if (!attr) {  // not an attribute (cannot happen in a consistent store): keyed by id
-      if (entries.empty() || !(entries.back().first == edn::Value::Int(a)))
+      if (!emitted)
         entries.emplace_back(edn::Value::Int(a), schema::ColumnValue(*s, 1, ValueType::kLong));
+      emitted = true;
       continue;
     }
     edn::Value v = attr->type == ValueType::kRef ? IdMap(s->ColumnInt(1))
                                                  : schema::ColumnValue(*s, 1, attr->type);
     if (attr->many) {
       if (many.size() < 1000) many.push_back(std::move(v));
-    } else if (many.empty()) {
-      many.push_back(edn::Value());  // marks the attribute as emitted: one value only
+    } else if (!emitted) {  // cardinality one: the first value, as the executor
       entries.emplace_back(edn::Value::Keyword(attr->ident), std::move(v));
+      emitted = true;
     }
   }
   flush();
