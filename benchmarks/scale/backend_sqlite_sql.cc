@@ -336,7 +336,7 @@ Status SqliteSession::Init() {
     MENTAT_RETURN_IF_ERROR(
         Prepare("SELECT i.e, i.v, t.v, c.v FROM datoms i JOIN datoms t ON t.e = i.e AND t.a = " +
                     std::to_string(kAttrValueType) + " LEFT JOIN datoms c ON c.e = i.e AND c.a = " +
-                    std::to_string(kAttrCardinality) + " WHERE i.a = " + std::to_string(kAttrIdent),
+                    std::to_string(kAttrCardinality) + " WHERE i.a = " + std::to_string(kAttrIdent) + " AND i.ix IS NOT 0",
                 &s));
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
       Attr a;
@@ -365,9 +365,11 @@ Status SqliteSession::Init() {
   // (a, v) index on `v`, a column without affinity.
   // The as-of view of one pattern: current datoms asserted at or before t, and history
   // intervals open at t (doc/format.md "The database views").
-  auto as_of = [](const std::string& cols, const std::string& from, const std::string& where) {
+  // `by_value`: the pattern reads the value index (format 3: `ix IS NOT 0` on datoms).
+  auto as_of = [](const std::string& cols, const std::string& from, const std::string& where,
+                  bool by_value = false) {
     return "SELECT " + cols + " FROM " + from + " datoms d WHERE " + where +
-           " AND d.tx <= ?2 UNION ALL SELECT " + cols + " FROM " + from + " history d WHERE " +
+           (by_value ? " AND d.ix IS NOT 0" : "") + " AND d.tx <= ?2 UNION ALL SELECT " + cols + " FROM " + from + " history d WHERE " +
            where + " AND d.tx <= ?2 AND d.rtx > ?2";
   };
   struct {
@@ -375,58 +377,59 @@ Status SqliteSession::Init() {
     std::string sql;
   } stmts[] = {
       {&q1_, "SELECT u.e, n.v FROM datoms u CROSS JOIN datoms n WHERE u.a = " + email +
-                 " AND u.v = ?1 AND n.e = u.e AND n.a = " + name},
+                 " AND u.ix IS NOT 0 AND u.v = ?1 AND n.e = u.e AND n.a = " + name},
       {&q2_,
        "SELECT i.e, t.v, s.v FROM datoms u CROSS JOIN datoms i CROSS JOIN datoms t "
        "CROSS JOIN datoms s WHERE u.a = " +
-           email + " AND u.v = ?1 AND i.a = " + asg + " AND i.v = +u.e AND t.e = i.e AND t.a = " +
+           email + " AND u.ix IS NOT 0 AND u.v = ?1 AND i.a = " + asg +
+           " AND i.ix IS NOT 0 AND i.v = +u.e AND t.e = i.e AND t.a = " +
            title + " AND s.e = i.e AND s.a = " + state},
       // Title and state are cardinality one: at most one value holds at t, so each is a
       // scalar subquery per issue (a join of two UNION ALL views would be flattened by
       // SQLite into a product of the issue set with itself).
-      {&q2_as_of_, "WITH u(e) AS (" + as_of("d.e", "", "d.a = " + email + " AND d.v = ?1") +
+      {&q2_as_of_, "WITH u(e) AS (" + as_of("d.e", "", "d.a = " + email + " AND d.v = ?1", true) +
                        "), i(e) AS (SELECT DISTINCT e FROM (" +
-                       as_of("d.e", "u CROSS JOIN", "d.a = " + asg + " AND d.v = +u.e") +
+                       as_of("d.e", "u CROSS JOIN", "d.a = " + asg + " AND d.v = +u.e", true) +
                        ")) SELECT e, t, s FROM (SELECT i.e AS e, (" +
                        as_of("d.v", "", "d.e = i.e AND d.a = " + title) + ") AS t, (" +
                        as_of("d.v", "", "d.e = i.e AND d.a = " + state) +
                        ") AS s FROM i) WHERE t IS NOT NULL AND s IS NOT NULL"},
-      {&q3_, "SELECT v, count(*) FROM datoms WHERE a = " + state + " GROUP BY v"},
+      {&q3_, "SELECT v, count(*) FROM datoms WHERE a = " + state + " AND ix IS NOT 0 GROUP BY v"},
       {&q4_,
        "SELECT s.e, t.v, p.v FROM datoms s CROSS JOIN datoms p CROSS JOIN datoms t "
        "WHERE s.a = " +
-           state + " AND s.v = ':state/open' AND p.e = s.e AND p.a = " + prio +
+           state + " AND s.ix IS NOT 0 AND s.v = ':state/open' AND p.e = s.e AND p.a = " + prio +
            " AND p.v >= ?1 AND t.e = s.e AND t.a = " + title},
       // :issue/state is cardinality one: an entity has one current datom, so no DISTINCT.
       {&since_, "SELECT e FROM datoms INDEXED BY datoms_tx WHERE tx > ?1 AND a = " + state},
       {&bindings_,
        "SELECT u.e, n.v FROM datoms u CROSS JOIN datoms n WHERE u.a = " + email +
-           " AND u.v IN (SELECT value FROM json_each(?1)) AND n.e = u.e AND n.a = " + name},
+           " AND u.ix IS NOT 0 AND u.v IN (SELECT value FROM json_each(?1)) AND n.e = u.e AND n.a = " + name},
       {&pull_, "SELECT a, v FROM datoms WHERE e = ?1"},
-      {&all_states_, "SELECT e, v FROM datoms WHERE a = " + state},
+      {&all_states_, "SELECT e, v FROM datoms WHERE a = " + state + " AND ix IS NOT 0"},
       {&begin_, "BEGIN IMMEDIATE"},
       {&commit_, "COMMIT"},
       {&rollback_, "ROLLBACK"},
       {&next_of_tx_, "SELECT next FROM parts WHERE part = " + std::to_string(kPartTx)},
       {&last_instant_, "SELECT value FROM meta WHERE key = 'last_tx_instant'"},
       {&next_tx_, "UPDATE parts SET next = ?1 WHERE part = ?2"},
-      {&ins_instant_, "INSERT INTO datoms (e, a, v, tx) VALUES (?1, " +
-                          std::to_string(kAttrTxInstant) + ", ?2, ?1)"},
+      {&ins_instant_, "INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, " +
+                          std::to_string(kAttrTxInstant) + ", ?2, ?1, 1)"},
       {&cur_state_, "SELECT v, tx FROM datoms WHERE e = ?1 AND a = " + state},
       {&del_state_, "DELETE FROM datoms WHERE e = ?1 AND a = " + state + " AND v = ?2"},
       {&hist_state_,
        "INSERT OR REPLACE INTO history (e, a, v, tx, rtx) VALUES (?1, " + state + ", ?4, ?2, ?3)"},
-      {&ins_state_, "INSERT INTO datoms (e, a, v, tx) VALUES (?1, " + state + ", ?3, ?2)"},
-      {&ins_label_, "INSERT OR IGNORE INTO datoms (e, a, v, tx) SELECT ?1, " + id["issue/label"] +
-                        ", l.e, ?2 FROM datoms l WHERE l.a = " + id["label/name"] +
-                        " AND l.v = ?3"},
+      {&ins_state_, "INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, " + state + ", ?3, ?2, 1)"},
+      {&ins_label_, "INSERT OR IGNORE INTO datoms (e, a, v, tx, ix) SELECT ?1, " +
+                        id["issue/label"] + ", l.e, ?2, 1 FROM datoms l WHERE l.a = " +
+                        id["label/name"] + " AND l.ix IS NOT 0 AND l.v = ?3"},
       {&stats_,
        "INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
        "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
        "datoms = datoms + excluded.datoms RETURNING datoms, distinct_at"},
       {&recount_,
        "UPDATE attr_stats SET distinct_values = (SELECT count(DISTINCT v) "
-       "FROM datoms WHERE a = ?1), distinct_at = datoms WHERE a = ?1"},
+       "FROM datoms WHERE a = ?1 AND ix IS NOT 0), distinct_at = datoms WHERE a = ?1"},
       {&set_meta_,
        "INSERT INTO meta (key, value) VALUES (?2, ?1) "
        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"},

@@ -44,6 +44,16 @@ struct Attribute {
   bool no_history = false;
   bool fulltext = false;
   std::string doc;
+  // An adaptive value index is on (AutoIndex::kAdaptive; the store's auto_indexes table).
+  bool auto_index = false;
+
+  // True when the attribute's values are indexed (AVET): unique, :db/index, a ref (so
+  // reverse references are an index range, as Datomic's VAET), or an adaptive index.
+  // Otherwise its datoms are indexed by entity only (AEVT), and a query that filters it
+  // by value reads all of them. doc/format.md "Attribute indexes".
+  bool value_indexed() const {
+    return unique != Unique::kNone || index || type == ValueType::kRef || auto_index;
+  }
 };
 
 // Well-known entity ids of the bootstrap vocabulary (fixed in every store).

@@ -81,7 +81,9 @@ class Cursor {
       where = (reverse ? "a" + InList(attrs) + " AND " : "") + where +
               (reverse ? "" : " AND a" + InList(attrs));
     std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
-    sql += ViewSql(view, where);
+    // Reverse attributes are refs, whose values are indexed.
+    AttrIndex index = !reverse ? AttrIndex::kNone : attrs.empty() ? AttrIndex::kBoth : AttrIndex::kAvet;
+    sql += ViewSql(view, where, index);
     sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
     // Statements over the current view are cached; as-of and since statements embed their
     // time point, so they are prepared per call rather than piling up in the cache.
@@ -556,7 +558,7 @@ Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema&
       MENTAT_ASSIGN_OR_RETURN(v, schema::Encode(eid.items()[1], attr->type));
     }
     std::string sql = "SELECT e FROM (" +
-                      ViewSql(view, "a = " + std::to_string(attr->id) + " AND v = ?1") +
+                      ViewSql(view, "a = " + std::to_string(attr->id) + " AND v = ?1", IndexOf(*attr)) +
                       ") LIMIT 1";
     if (!view.as_of && !view.since) {
       MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(sql));

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <functional>
 
+#include "storage/format.h"
+
 namespace mentat::query {
 
 namespace {
@@ -178,7 +180,7 @@ std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const ViewSql&
     if (shape.since) d.conds.push_back(Col(id, "tx") + " > " + p.since);
     out.push_back(d);
     if (shape.as_of) {
-      Variant h{"history", {}, {{"added", "1"}}, -1};
+      Variant h{"history", {}, {{"added", "1"}, {"ix", "NULL"}}, -1};
       h.conds.push_back(t + ".tx <= " + p.as_of + " AND " + t + ".rtx > " + p.as_of);
       if (shape.since) h.conds.push_back(t + ".tx > " + p.since);
       out.push_back(h);
@@ -186,8 +188,8 @@ std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const ViewSql&
     return out;
   }
   Variant d{"datoms", {}, {{"added", "1"}}, -1};
-  Variant ha{"history", {}, {{"added", "1"}}, -1};
-  Variant hr{"history", {}, {{"added", "0"}, {"tx", t + ".rtx"}}, -1};
+  Variant ha{"history", {}, {{"added", "1"}, {"ix", "NULL"}}, -1};
+  Variant hr{"history", {}, {{"added", "0"}, {"tx", t + ".rtx"}, {"ix", "NULL"}}, -1};
   if (shape.as_of) {
     d.conds.push_back(t + ".tx <= " + p.as_of);
     ha.conds.push_back(t + ".tx <= " + p.as_of);
@@ -207,7 +209,7 @@ std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const ViewSql&
 // The whole view as one table expression with columns e, a, v, tx, added.
 std::string CollapsedTable(const ViewShape& shape, const ViewSql& p) {
   if (!shape.as_of && !shape.since && !shape.history) return "datoms";
-  std::string d = "SELECT e, a, v, tx, 1 AS added FROM datoms";
+  std::string d = "SELECT e, a, v, tx, ix, 1 AS added FROM datoms";
   std::vector<std::string> dc, hc, rc;
   if (shape.as_of) dc.push_back("tx <= " + p.as_of);
   if (shape.since) dc.push_back("tx > " + p.since);
@@ -221,13 +223,13 @@ std::string CollapsedTable(const ViewShape& shape, const ViewSql& p) {
     hc = dc;
     if (shape.as_of) rc.push_back("rtx <= " + p.as_of);
     if (shape.since) rc.push_back("rtx > " + p.since);
-    out += " UNION ALL SELECT e, a, v, tx, 1 AS added FROM history" + where(hc);
-    out += " UNION ALL SELECT e, a, v, rtx AS tx, 0 AS added FROM history" + where(rc);
+    out += " UNION ALL SELECT e, a, v, tx, NULL AS ix, 1 AS added FROM history" + where(hc);
+    out += " UNION ALL SELECT e, a, v, rtx AS tx, NULL AS ix, 0 AS added FROM history" + where(rc);
   } else if (shape.as_of) {
     hc.push_back("tx <= " + p.as_of);
     hc.push_back("rtx > " + p.as_of);
     if (shape.since) hc.push_back("tx > " + p.since);
-    out += " UNION ALL SELECT e, a, v, tx, 1 AS added FROM history" + where(hc);
+    out += " UNION ALL SELECT e, a, v, tx, NULL AS ix, 1 AS added FROM history" + where(hc);
   }
   return out + ")";
 }
@@ -485,6 +487,9 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     item.plan.attr = attr->id;
     item.plan.a = PlanInfo::Pos::kConst;
     item.conds.push_back(Col(id, "a") + " = " + IntLit(attr->id));
+    // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
+    // datoms_aevt. History rows have no ix (NULL), which passes either term.
+    item.conds.push_back(Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed()));
   }
   auto set_pos = [&](PlanInfo::Pos PlanInfo::*pos, std::string PlanInfo::*name, const Term& t) {
     Item& item = unit_->items[id];

@@ -81,7 +81,7 @@ Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
   if (!enc.ok())
     return Status::Schema("lookup ref " + edn::Print(ref) + ": " + enc.status().message());
   const DbView& view = View(src);
-  std::string sql = "SELECT e FROM datoms WHERE a = ?1 AND v = ?2";
+  std::string sql = "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0";
   if (view.as_of) sql += " AND tx <= ?3";
   if (view.as_of && !view.history)
     sql += " UNION ALL SELECT e FROM history WHERE a = ?1 AND v = ?2 AND tx <= ?3 AND rtx > ?3";

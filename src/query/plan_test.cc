@@ -104,6 +104,12 @@ class ScalePlanTest : public QueryTest {
     return false;
   }
 
+  // One datom of a known entity and attribute: the primary key, or for an attribute whose
+  // values are not indexed, the equally narrow (a, e) range of datoms_aevt.
+  static bool ByEntity(const std::vector<std::string>& plan) {
+    return Has(plan, "PRIMARY KEY (e=? AND a=?)") || Has(plan, "datoms_aevt (a=? AND e=?)");
+  }
+
   Entid t_mid_ = 0, t_since_ = 0;
   std::map<int, Entid> ids_;
 };
@@ -114,7 +120,7 @@ TEST_F(ScalePlanTest, PointLookup) {
            {edn::Value::String("user3@example.com")});
   ExpectNoScan(plan, "q1");
   EXPECT_TRUE(Has(plan, "datoms_avet (a=? AND v=?)"));
-  EXPECT_TRUE(Has(plan, "PRIMARY KEY (e=? AND a=?)"));
+  EXPECT_TRUE(ByEntity(plan)) << ::testing::PrintToString(plan);
   EXPECT_EQ(QE("[:find ?name . :in $ ?email :where [?e :user/email ?email] [?e :user/name ?name]]",
                {edn::Value::String("user3@example.com")}),
             "\"User 3\"");
@@ -194,7 +200,7 @@ TEST_F(ScalePlanTest, PullQueryPattern) {
   auto plan = Plan("[:find (pull ?e [*]) . :in $ ?e :where [?e :issue/title _]]",
                    {edn::Value::Int(ids_[7])});
   ExpectNoScan(plan, "pull");
-  EXPECT_TRUE(Has(plan, "PRIMARY KEY (e=? AND a=?)"));
+  EXPECT_TRUE(ByEntity(plan)) << ::testing::PrintToString(plan);
 }
 
 TEST_F(ScalePlanTest, PlannerOrdersBySelectivityAndCanBeTurnedOff) {

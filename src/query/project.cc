@@ -60,13 +60,16 @@ Result<edn::Value> Aggregate(const std::string& fn, int64_t n, std::vector<edn::
   }
   if (fn == "avg" || fn == "variance" || fn == "stddev") {
     if (values.empty()) return Value();
-    double sum = 0;
     std::vector<double> xs;
     for (const auto& v : values) {
       MENTAT_ASSIGN_OR_RETURN(double d, Num(v, fn));
       xs.push_back(d);
-      sum += d;
     }
+    // Summed in sorted order, so the result does not depend on the order the rows came in
+    // (which follows the indexes SQLite chose).
+    std::sort(xs.begin(), xs.end());
+    double sum = 0;
+    for (double d : xs) sum += d;
     double mean = sum / static_cast<double>(xs.size());
     if (fn == "avg") return Value::Float(mean);
     double var = 0;

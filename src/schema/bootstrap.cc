@@ -130,16 +130,26 @@ Schema BuildSchema(const std::vector<BootDatom>& datoms) {
 }
 
 Result<Schema> LoadSchema(storage::Connection* c) {
+  // Both attribute indexes: the loader does not know yet which one holds each attribute.
   MENTAT_ASSIGN_OR_RETURN(
       auto stmt,
-      c->Cached("SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, 9, 10, 11, 12)"));
+      c->Cached("SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, 9, 10, 11, 12) AND "
+                "ix IS NOT 0 UNION ALL SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, "
+                "9, 10, 11, 12) AND ix IS NOT 1"));
   std::vector<BootDatom> datoms;
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, stmt->Step());
     if (!row) break;
     datoms.push_back({stmt->ColumnInt(0), stmt->ColumnInt(1), Column(*stmt, 2)});
   }
-  return BuildSchema(datoms);
+  Schema schema = BuildSchema(datoms);
+  MENTAT_ASSIGN_OR_RETURN(auto adaptive, c->Cached("SELECT a FROM auto_indexes"));
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, adaptive->Step());
+    if (!row) break;
+    if (Attribute* a = schema.mutable_attribute(adaptive->ColumnInt(0))) a->auto_index = true;
+  }
+  return schema;
 }
 
 }  // namespace mentat::schema

@@ -23,8 +23,9 @@ std::vector<BootDatom> BootstrapDatoms();
 // Entities with a :db/valueType are attributes.
 Schema BuildSchema(const std::vector<BootDatom>& datoms);
 
-// Reads the schema datoms of the current database. O(schema size): reads only the rows
-// of the schema attributes through the (a, v, e) index.
+// Reads the schema datoms of the current database, and marks the attributes with an
+// adaptive value index (the auto_indexes table). O(schema size): reads only the rows of
+// the schema attributes through the attribute indexes.
 Result<Schema> LoadSchema(storage::Connection* c);
 
 // Applies one schema datom (assert or retract) to `schema` in place.

@@ -35,6 +35,22 @@ INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at)
   SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;
 )sql";
 
+// Format 3 indexes each datom once by attribute: in datoms_avet (by value) when its
+// attribute's values are indexed (ix = 1: unique, :db/index, ref, or an adaptive index),
+// else in datoms_aevt (by entity; ix = 0). Partial indexes: a query names the term
+// `ix IS NOT 0` or `ix IS NOT 1` for SQLite to use them. The upgrade derives ix from the
+// schema datoms: :db/unique (7), :db/index true (8), :db/valueType :db.type/ref (5, 13).
+constexpr const char* kUpgradeV2toV3 = R"sql(
+ALTER TABLE datoms ADD COLUMN ix INTEGER NOT NULL DEFAULT 0;
+UPDATE datoms SET ix = 1 WHERE a IN (SELECT e FROM datoms WHERE a = 7 OR (a = 8 AND v = 1)
+                                     OR (a = 5 AND v = 13));
+DROP INDEX datoms_avet;
+CREATE INDEX datoms_avet ON datoms (a, v, e, tx, ix) WHERE ix IS NOT 0;
+CREATE INDEX datoms_aevt ON datoms (a, e, v, tx, ix) WHERE ix IS NOT 1;
+CREATE TABLE auto_indexes (a INTEGER PRIMARY KEY NOT NULL, uses INTEGER NOT NULL,
+                           created INTEGER NOT NULL, last_used INTEGER NOT NULL);
+)sql";
+
 // Returns the first mentat table name already present in `c`'s main schema, or "".
 Result<std::string> ClashingTable(Connection* c) {
   MENTAT_ASSIGN_OR_RETURN(
@@ -60,7 +76,7 @@ Status HasAnyTable(Connection* c, bool* any) {
 
 const char* const kStoreTables[] = {
     "meta",         "parts",           "datoms",           "history",
-    "attr_stats",   "fulltext_docs",   "fulltext",         "fulltext_data",
+    "attr_stats",   "auto_indexes",    "fulltext_docs",   "fulltext",         "fulltext_data",
     "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content",
     nullptr};
 
@@ -121,16 +137,20 @@ Status CreateTablesOfVersion(Connection* c, int version) {
   MENTAT_RETURN_IF_ERROR(c->Exec(kTablesV1));
   MENTAT_RETURN_IF_ERROR(c->Exec("INSERT INTO meta VALUES ('format', 'mentat')"));
   MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 1"));
-  if (version >= 2) MENTAT_RETURN_IF_ERROR(Upgrade(c, 1));
+  if (version >= 2) MENTAT_RETURN_IF_ERROR(Upgrade(c, 1, version));
   return Status::OK();
 }
 
 Status CreateTables(Connection* c) { return CreateTablesOfVersion(c, kFormatVersion); }
 
-Status Upgrade(Connection* c, int from) {
-  if (from < 2) {
+Status Upgrade(Connection* c, int from, int to) {
+  if (from < 2 && to >= 2) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV1toV2));
     MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 2"));
+  }
+  if (from < 3 && to >= 3) {
+    MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV2toV3));
+    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 3"));
   }
   return Status::OK();
 }

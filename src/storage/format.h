@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "mentat/status.h"
 #include "storage/sqlite.h"
@@ -9,7 +10,7 @@
 namespace mentat::storage {
 
 // PRAGMA user_version of a store written by this build.
-inline constexpr int kFormatVersion = 2;
+inline constexpr int kFormatVersion = 3;
 // The oldest format this build upgrades in place.
 inline constexpr int kOldestFormat = 1;
 
@@ -39,9 +40,30 @@ Status CreateTables(Connection* c);
 // tests to build old stores for the upgrade path.
 Status CreateTablesOfVersion(Connection* c, int version);
 
-// Upgrades a store from `from` to kFormatVersion, step by step.
+// Upgrades a store from `from` to `to` (default kFormatVersion), step by step.
 // REQUIRES: inside a write transaction.
-Status Upgrade(Connection* c, int from);
+Status Upgrade(Connection* c, int from, int to = kFormatVersion);
+
+// The SQL terms that let SQLite use the partial attribute indexes (format 3): a datom is
+// in datoms_avet when its `ix` is 1 (its attribute's values are indexed), else in
+// datoms_aevt. A read of one attribute's datoms names the term for that attribute;
+// a read that cannot know it reads both (`UNION ALL`), each datom being in exactly one.
+inline const char* IndexTest(bool value_indexed) {
+  return value_indexed ? "IS NOT 0" : "IS NOT 1";
+}
+inline std::string IndexTerm(bool value_indexed) {
+  return std::string("ix ") + IndexTest(value_indexed);
+}
+
+// SQL that turns a store of the current format back into format 2 (the inverse of the
+// upgrade to 3), then format 1 (no attr_stats): for tests of the upgrade path, which
+// build a store as an older mentat wrote it.
+inline constexpr const char* kDowngradeTo2ForTests =
+    "DROP INDEX datoms_avet; DROP INDEX datoms_aevt; ALTER TABLE datoms DROP COLUMN ix; "
+    "CREATE INDEX datoms_avet ON datoms (a, v, e, tx); DROP TABLE auto_indexes; "
+    "PRAGMA user_version = 2;";
+inline constexpr const char* kDowngrade2To1ForTests =
+    "DROP TABLE attr_stats; PRAGMA user_version = 1;";
 
 // Applies per-connection pragmas (WAL, synchronous, busy timeout, mmap, temp store).
 struct ConnectionSettings {

@@ -26,7 +26,7 @@ Result<Entid> EntityOf(storage::Connection* c, const Schema& schema, const edn::
     if (attr->unique == Unique::kNone)
       return Status::InvalidArgument("lookup ref attribute is not unique: " + edn::Print(v));
     MENTAT_ASSIGN_OR_RETURN(auto enc, schema::Encode(v.items()[1], attr->type));
-    MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2"));
+    MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
     s->BindInt(1, attr->id);
     schema::Bind(*s, 2, enc);
     MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
@@ -61,7 +61,17 @@ Result<const char*> IndexOrder(std::string_view index) {
 struct Components {
   std::vector<std::string> cols;  // "e", "a", "v", "tx"
   std::vector<schema::DbVal> vals;
+  const Attribute* attr = nullptr;  // the attribute component, if given
 };
+
+// The attribute index a read in `order` goes through (format 3): none for EAVT; the value
+// index for VAET (ref attributes only); for AEVT and AVET, the given attribute's index, or
+// both when the read spans attributes (`within_attr` false: a seek runs on past it).
+AttrIndex IndexFor(const char* order, const Components& comps, bool within_attr) {
+  if (order[0] == 'v') return AttrIndex::kAvet;
+  if (order[0] != 'a') return AttrIndex::kNone;
+  return within_attr && comps.attr ? IndexOf(*comps.attr) : AttrIndex::kBoth;
+}
 
 Result<Components> ResolveComponents(storage::Connection* c, const Schema& schema,
                                      const char* order, const std::vector<edn::Value>& components) {
@@ -74,6 +84,7 @@ Result<Components> ResolveComponents(storage::Connection* c, const Schema& schem
     }
   }
   Components out;
+  out.attr = attr;
   for (size_t i = 0; i < components.size(); ++i) {
     const edn::Value& comp = components[i];
     char which = i < 3 ? order[i] : 't';
@@ -161,8 +172,9 @@ Result<std::vector<Datom>> Db::datoms(std::string_view index,
     for (size_t i = 0; i < comps.cols.size(); ++i)
       conds.push_back(comps.cols[i] + " = ?" + std::to_string(i + 1));
     if (order[0] == 'v') conds.push_back(RefAttrsCondition(schema));
-    std::string sql = "SELECT e, a, v, tx, added FROM (" + ViewSql(view, Join(conds, " AND ")) +
-                      ")" + OrderBy(order);
+    std::string sql = "SELECT e, a, v, tx, added FROM (" +
+                      ViewSql(view, Join(conds, " AND "), IndexFor(order, comps, true)) + ")" +
+                      OrderBy(order);
     return RunDatoms(c->db.get(), schema, sql, comps.vals);
   });
 }
@@ -191,7 +203,8 @@ Result<std::vector<Datom>> Db::seek_datoms(std::string_view index,
     }
     if (order[0] == 'v') inner.push_back(RefAttrsCondition(schema));
     std::string sql =
-        "SELECT e, a, v, tx, added FROM (" + ViewSql(view, Join(inner, " AND ")) + ")";
+        "SELECT e, a, v, tx, added FROM (" +
+        ViewSql(view, Join(inner, " AND "), IndexFor(order, comps, false)) + ")";
     if (comps.cols.size() == 4)
       sql += " WHERE (" + Join(comps.cols, ", ") + ") >= (" + Params(1, 4) + ")";
     sql += OrderBy(order) + LimitSql(limit);
@@ -221,8 +234,9 @@ Result<std::vector<Datom>> Db::index_range(const edn::Value& attr_id, const edn:
       conds.push_back(std::string(bound == &start ? "v >= ?" : "v < ?") +
                       std::to_string(params.size()));
     }
-    std::string sql = "SELECT e, a, v, tx, added FROM (" + ViewSql(view, Join(conds, " AND ")) +
-                      ")" + OrderBy("ave") + LimitSql(limit);
+    std::string sql = "SELECT e, a, v, tx, added FROM (" +
+                      ViewSql(view, Join(conds, " AND "), IndexOf(*attr)) + ")" + OrderBy("ave") +
+                      LimitSql(limit);
     return RunDatoms(c->db.get(), schema, sql, params);
   });
 }

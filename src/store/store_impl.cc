@@ -175,14 +175,17 @@ void StoreImpl::ReleaseStatements() {
 
 Status StoreImpl::Bootstrap(storage::Connection* c) {
   MENTAT_ASSIGN_OR_RETURN(auto ins,
-                          c->Prepare("INSERT INTO datoms (e, a, v, tx) VALUES (?1, ?2, ?3, ?4)"));
+                          c->Prepare("INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, ?2, ?3, ?4, ?5)"));
   auto datoms = schema::BootstrapDatoms();
   datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
+  const Schema boot = schema::BuildSchema(datoms);
   for (const auto& d : datoms) {
+    const Attribute* attr = boot.attribute(d.a);
     ins.BindInt(1, d.e);
     ins.BindInt(2, d.a);
     schema::Bind(ins, 3, d.v);
     ins.BindInt(4, ids::kBootstrapTx);
+    ins.BindInt(5, attr && attr->value_indexed() ? 1 : 0);
     MENTAT_RETURN_IF_ERROR(ins.Run());
     ins.Reset();
   }

@@ -143,9 +143,9 @@ TEST(Store, UpgradesFormatOneInPlace) {
   {
     sqlite3* db = nullptr;
     sqlite3_open(path.c_str(), &db);
-    ASSERT_EQ(sqlite3_exec(db, "DROP TABLE attr_stats; PRAGMA user_version = 1", nullptr, nullptr,
-                           nullptr),
-              SQLITE_OK);
+    std::string sql =
+        std::string(storage::kDowngradeTo2ForTests) + storage::kDowngrade2To1ForTests;
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }
   auto s = MustOpen(path);
@@ -157,11 +157,105 @@ TEST(Store, UpgradesFormatOneInPlace) {
                      "attr_stats WHERE a = (SELECT e FROM datoms WHERE a = 1 AND v = ':p/age')",
                      -1, &st, nullptr);
   ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  EXPECT_EQ(sqlite3_column_int(st, 0), storage::kFormatVersion);
   EXPECT_EQ(sqlite3_column_int(st, 1), 1);
   sqlite3_finalize(st);
   sqlite3_close(db);
   EXPECT_TRUE(s->transact(R"([{:p/name "new" :p/age 4}])").ok());
+}
+
+// Runs `sql` on the file at `path` and returns the first column of each row, as text.
+std::vector<std::string> RawColumn(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* st = nullptr;
+  std::vector<std::string> out;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK) {
+    while (sqlite3_step(st) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(st, 0);
+      out.push_back(t ? reinterpret_cast<const char*>(t) : "NULL");
+    }
+  } else {
+    out.push_back(std::string("error: ") + sqlite3_errmsg(db));
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+// Each attribute's datoms and where they are indexed: "ident ix count" rows.
+std::vector<std::string> IndexPlacement(const std::string& path) {
+  return RawColumn(path,
+                   "SELECT i.v || ' ' || d.ix || ' ' || count(*) FROM datoms d JOIN datoms i "
+                   "ON i.e = d.a AND i.a = 1 WHERE i.v LIKE ':p/%' OR i.v LIKE ':q/%' "
+                   "GROUP BY d.a, d.ix ORDER BY i.v");
+}
+
+TEST(Store, UpgradesFormatTwoToPartialAttributeIndexes) {
+  TempDir dir;
+  std::string path = dir.Path("v2.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+    ASSERT_TRUE(s->transact(R"([{:db/ident :q/friend :db/valueType :db.type/ref
+                                  :db/cardinality :db.cardinality/many}
+                                 {:db/ident :q/score :db/valueType :db.type/long
+                                  :db/cardinality :db.cardinality/one :db/index true}])")
+                    .ok());
+    ASSERT_TRUE(s->transact(R"([{:db/id "a" :p/name "ann" :p/age 30 :q/score 7}
+                                 {:p/name "bob" :p/age 40 :q/friend "a" :q/score 9}])")
+                    .ok());
+  }
+  std::vector<std::string> want = {":p/age 0 2", ":p/name 1 2", ":q/friend 1 1", ":q/score 1 2"};
+  EXPECT_EQ(IndexPlacement(path), want);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  ASSERT_EQ(sqlite3_exec(db, storage::kDowngradeTo2ForTests, nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  EXPECT_EQ(RawColumn(path, "PRAGMA user_version"), std::vector<std::string>{"2"});
+  auto s = MustOpen(path);
+  EXPECT_EQ(RawColumn(path, "PRAGMA user_version"),
+            std::vector<std::string>{std::to_string(storage::kFormatVersion)});
+  // The upgrade derives each attribute's index from its schema, as the transactor does.
+  EXPECT_EQ(IndexPlacement(path), want);
+  auto r = s->q(R"([:find ?n ?a :where [?e :p/age ?a] [(> ?a 35)] [?e :p/name ?n]])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), R"([["bob" 40]])");
+  r = s->q(R"([:find ?n :where [?f :p/name "ann"] [?e :q/friend ?f] [?e :p/name ?n]])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), R"([["bob"]])");
+}
+
+TEST(Store, ChangingDbIndexMovesAnAttributesDatomsAndKeepsEveryView) {
+  TempDir dir;
+  std::string path = dir.Path("move.db");
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  auto t1 = s->transact(R"([{:p/name "ann" :p/age 30} {:p/name "bob" :p/age 40}])");
+  ASSERT_TRUE(t1.ok());
+  ASSERT_TRUE(s->transact(R"([[:db/add [:p/name "ann"] :p/age 31]])").ok());
+  const char* by_age = R"([:find ?n :in $ ?a :where [?e :p/age ?a] [?e :p/name ?n]])";
+  auto check = [&](const char* when) {
+    auto now = s->q(by_age, {edn::Value::Int(31)});
+    ASSERT_TRUE(now.ok()) << when << ": " << now.status().ToString();
+    EXPECT_EQ(edn::Print(now->ToEdn()), R"([["ann"]])") << when;
+    auto then = s->db().as_of(TxPoint::Tx(t1->tx_id)).q(by_age, {edn::Value::Int(30)});
+    ASSERT_TRUE(then.ok()) << when << ": " << then.status().ToString();
+    EXPECT_EQ(edn::Print(then->ToEdn()), R"([["ann"]])") << when;
+    auto range = s->index_range(edn::Value::Keyword("p/age"), edn::Value::Int(35), edn::Value());
+    ASSERT_TRUE(range.ok()) << when;
+    ASSERT_EQ(range->size(), 1u) << when;
+    EXPECT_EQ((*range)[0].v, edn::Value::Int(40)) << when;
+  };
+  check("not indexed");
+  EXPECT_EQ(IndexPlacement(path), (std::vector<std::string>{":p/age 0 2", ":p/name 1 2"}));
+  ASSERT_TRUE(s->transact("[[:db/add :p/age :db/index true]]").ok());
+  EXPECT_EQ(IndexPlacement(path), (std::vector<std::string>{":p/age 1 2", ":p/name 1 2"}));
+  check("indexed");
+  ASSERT_TRUE(s->transact("[[:db/retract :p/age :db/index true]]").ok());
+  EXPECT_EQ(IndexPlacement(path), (std::vector<std::string>{":p/age 0 2", ":p/name 1 2"}));
+  check("index dropped");
 }
 
 TEST(Store, ReadOnlyStoreRefusesWrites) {

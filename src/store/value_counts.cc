@@ -4,6 +4,7 @@
 
 #include "query/ast.h"
 #include "query/query.h"
+#include "storage/format.h"
 
 namespace mentat {
 
@@ -21,10 +22,12 @@ int64_t Total(const std::map<schema::DbVal, int64_t>& counts) {
 
 }  // namespace
 
-Status ValueCounts::Recount(storage::Connection* c, Entid a, Entry* e) {
-  MENTAT_ASSIGN_OR_RETURN(auto s,
-                          c->Cached("SELECT v, count(*) FROM datoms WHERE a = ?1 GROUP BY v"));
-  s->BindInt(1, a);
+Status ValueCounts::Recount(storage::Connection* c, const Attribute& a, Entry* e) {
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(std::string("SELECT v, count(*) FROM datoms WHERE "
+                                                        "a = ?1 AND ") +
+                                            storage::IndexTerm(a.value_indexed()) +
+                                            " GROUP BY v"));
+  s->BindInt(1, a.id);
   e->counts.clear();
   e->too_many = false;
   for (;;) {
@@ -99,7 +102,7 @@ Result<std::optional<ValueCounts::Counts>> ValueCounts::Get(storage::Connection*
   if (have && !attr.no_history) {
     MENTAT_ASSIGN_OR_RETURN(updated, ApplyDelta(c, attr.id, e.tx, &e));
   }
-  if (!updated) MENTAT_RETURN_IF_ERROR(Recount(c, attr.id, &e));
+  if (!updated) MENTAT_RETURN_IF_ERROR(Recount(c, attr, &e));
   e.schema_gen = schema_gen;
   e.tx = snapshot_tx;
   std::optional<Counts> out;

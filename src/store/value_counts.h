@@ -55,7 +55,7 @@ class ValueCounts {
     bool too_many = false;
     std::map<schema::DbVal, int64_t> counts;
   };
-  static Status Recount(storage::Connection* c, Entid a, Entry* e);
+  static Status Recount(storage::Connection* c, const Attribute& a, Entry* e);
   static Result<bool> ApplyDelta(storage::Connection* c, Entid a, Entid since, Entry* e);
 
   std::mutex mu_;

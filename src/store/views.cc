@@ -1,12 +1,14 @@
 #include "store/views.h"
 
+#include "storage/format.h"
+
 namespace mentat {
 
 Result<Entid> ResolveTxPoint(storage::Connection* c, const TxPoint& p) {
   if (p.tx) return *p.tx;
   if (!p.instant_micros) return Status::InvalidArgument("empty time point");
   MENTAT_ASSIGN_OR_RETURN(
-      auto s, c->Cached("SELECT e FROM datoms WHERE a = 4 AND v <= ?1 ORDER BY v DESC, e DESC "
+      auto s, c->Cached("SELECT e FROM datoms WHERE a = 4 AND ix IS NOT 0 AND v <= ?1 ORDER BY v DESC, e DESC "
                         "LIMIT 1"));
   s->BindInt(1, *p.instant_micros);
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
@@ -32,7 +34,7 @@ Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db) {
   return v;
 }
 
-std::string ViewSql(const ResolvedView& view, const std::string& where) {
+std::string ViewSql(const ResolvedView& view, const std::string& where, AttrIndex index) {
   auto conj = [&](std::string cond) {
     std::string w = where;
     if (!cond.empty()) w = w.empty() ? cond : "(" + w + ") AND " + cond;
@@ -44,7 +46,25 @@ std::string ViewSql(const ResolvedView& view, const std::string& where) {
     if (!tx_filter.empty()) tx_filter += " AND ";
     tx_filter += "tx > " + std::to_string(*view.since);
   }
-  std::string sql = "SELECT e, a, v, tx, 1 AS added FROM datoms" + conj(tx_filter);
+  auto current = [&](const std::string& term) {
+    return "SELECT e, a, v, tx, 1 AS added FROM datoms" +
+           conj(tx_filter.empty() ? term : tx_filter + " AND " + term);
+  };
+  std::string sql;
+  switch (index) {
+    case AttrIndex::kNone:
+      sql = "SELECT e, a, v, tx, 1 AS added FROM datoms" + conj(tx_filter);
+      break;
+    case AttrIndex::kAvet:
+      sql = current(storage::IndexTerm(true));
+      break;
+    case AttrIndex::kAevt:
+      sql = current(storage::IndexTerm(false));
+      break;
+    case AttrIndex::kBoth:
+      sql = current(storage::IndexTerm(true)) + " UNION ALL " + current(storage::IndexTerm(false));
+      break;
+  }
   if (!view.history) {
     if (view.as_of) {
       std::string t = std::to_string(*view.as_of);

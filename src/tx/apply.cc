@@ -217,7 +217,7 @@ class Applier {
       }
       for (const auto& [a, attr] : schema_.attributes()) {
         if (attr.type != ValueType::kRef) continue;
-        MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2"));
+        MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
         s->BindInt(1, a);
         s->BindInt(2, e);
         for (;;) {

@@ -46,7 +46,9 @@ void Partitions::Observe(Entid id) {
 }
 
 Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v) {
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 LIMIT 1"));
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0 UNION ALL "
+                                            "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 1 "
+                                            "LIMIT 1"));
   s->BindInt(1, a);
   schema::Bind(*s, 2, v);
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());

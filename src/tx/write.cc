@@ -3,6 +3,8 @@
 #include <map>
 #include <string>
 
+#include "storage/format.h"
+
 namespace mentat::tx {
 
 using schema::DbVal;
@@ -40,7 +42,8 @@ Status Fulltext(storage::Connection* c, const Change& ch, bool insert) {
   return d->Run();
 }
 
-Status UpdateStats(storage::Connection* c, const std::map<Entid, int64_t>& delta) {
+Status UpdateStats(storage::Connection* c, const Schema& schema,
+                   const std::map<Entid, int64_t>& delta) {
   MENTAT_ASSIGN_OR_RETURN(
       auto s, c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
                         "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
@@ -57,12 +60,43 @@ Status UpdateStats(storage::Connection* c, const std::map<Entid, int64_t>& delta
     // Recount distinct values when the datom count has doubled or halved since the last
     // count: amortized O(1) per datom.
     if (datoms > 2 * at || datoms < at / 2) {
+      const Attribute* attr = schema.attribute(a);
       MENTAT_ASSIGN_OR_RETURN(
-          auto r, c->Cached("UPDATE attr_stats SET distinct_values = (SELECT count(DISTINCT v) "
-                            "FROM datoms WHERE a = ?1), distinct_at = datoms WHERE a = ?1"));
+          auto r, c->Cached(std::string("UPDATE attr_stats SET distinct_values = (SELECT "
+                                        "count(DISTINCT v) FROM datoms WHERE a = ?1 AND ") +
+                            storage::IndexTerm(attr && attr->value_indexed()) +
+                            "), distinct_at = datoms WHERE a = ?1"));
       r->BindInt(1, a);
       MENTAT_RETURN_IF_ERROR(r->Run());
     }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status MoveAttributeIndex(storage::Connection* c, Entid a, bool value_indexed) {
+  // Each statement reads the attribute's datoms through the index they leave.
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(value_indexed
+                                                ? "UPDATE datoms SET ix = 1 WHERE a = ?1 AND "
+                                                  "ix IS NOT 1"
+                                                : "UPDATE datoms SET ix = 0 WHERE a = ?1 AND "
+                                                  "ix IS NOT 0"));
+  s->BindInt(1, a);
+  return s->Run();
+}
+
+namespace {
+
+// After a schema change: attributes whose values became indexed (or stopped being) move
+// their datoms between datoms_aevt and datoms_avet. Datoms asserted by this transaction
+// were written for the new schema already.
+Status MoveIndexedAttributes(storage::Connection* c, const Schema& before, const Schema& after) {
+  for (const auto& [a, attr] : after.attributes()) {
+    const Attribute* old = before.attribute(a);
+    bool was = old && old->value_indexed();
+    if (old && was != attr.value_indexed())
+      MENTAT_RETURN_IF_ERROR(MoveAttributeIndex(c, a, attr.value_indexed()));
   }
   return Status::OK();
 }
@@ -114,20 +148,22 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
   }
   {
     MENTAT_ASSIGN_OR_RETURN(
-        auto ins, c->Cached("INSERT INTO datoms (e, a, v, tx) VALUES (?1, ?2, ?3, ?4)"));
+        auto ins, c->Cached("INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, ?2, ?3, ?4, ?5)"));
     for (const auto& ch : changes.asserted) {
+      const Attribute* attr = after.attribute(ch.a);
       ins->BindInt(1, ch.e);
       ins->BindInt(2, ch.a);
       schema::Bind(*ins, 3, ch.v);
       ins->BindInt(4, tx_id);
+      ins->BindInt(5, attr && attr->value_indexed() ? 1 : 0);
       MENTAT_RETURN_IF_ERROR(ins->Run());
       ins->Reset();
       delta[ch.a]++;
-      const Attribute* attr = after.attribute(ch.a);
       if (attr && attr->fulltext) MENTAT_RETURN_IF_ERROR(Fulltext(c, ch, true));
     }
   }
-  MENTAT_RETURN_IF_ERROR(UpdateStats(c, delta));
+  if (schema_changed) MENTAT_RETURN_IF_ERROR(MoveIndexedAttributes(c, before, after));
+  MENTAT_RETURN_IF_ERROR(UpdateStats(c, after, delta));
   MENTAT_RETURN_IF_ERROR(parts.Write(c));
   MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx", tx_id));
   MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx_instant", tx_instant));

@@ -15,4 +15,9 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
              const Changes& changes, Entid tx_id, int64_t tx_instant, bool schema_changed,
              const Partitions& parts);
 
+// Moves attribute `a`'s current datoms to datoms_avet (`value_indexed`) or datoms_aevt
+// (doc/format.md "Attribute indexes"). REQUIRES: inside the write transaction that also
+// changes what Attribute::value_indexed() says for `a` (and bumps schema_gen).
+Status MoveAttributeIndex(storage::Connection* c, Entid a, bool value_indexed);
+
 }  // namespace mentat::tx

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "storage/format.h"
 #include "util.h"
 
 namespace mentat::reliability {
@@ -237,9 +238,11 @@ TEST(Faults, RandomlyDamagedStoresNeverCrash) {
             << std::endl;
 }
 
-// Turns a format-2 store into the format-1 file an older mentat wrote.
+// Turns a current store into the format-1 file an older mentat wrote.
 void DowngradeToFormatOne(const std::string& path) {
-  ASSERT_EQ(ExecRaw(path, "DROP TABLE attr_stats; PRAGMA user_version = 1"), 0);
+  ASSERT_EQ(ExecRaw(path, std::string(storage::kDowngradeTo2ForTests) +
+                              storage::kDowngrade2To1ForTests),
+            0);
 }
 
 int64_t RawInt(const std::string& path, const std::string& sql);
@@ -259,7 +262,7 @@ TEST(Faults, ProcessesOpeningAnOldStoreAtOnceUpgradeItOnce) {
     Exit e = Wait(c, 60000);
     EXPECT_TRUE(e.exited && e.code == 0) << e.Describe() << ": " << ReadFile(c.stderr_path);
   }
-  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), storage::kFormatVersion);
   // The statistics count every datom once, whoever upgraded and whoever wrote after.
   EXPECT_EQ(RawInt(path,
                    "SELECT datoms FROM attr_stats WHERE a = (SELECT e FROM datoms WHERE a = 1 "
@@ -283,7 +286,7 @@ TEST(Faults, UpgradeWhileAnOlderReaderHoldsASnapshot) {
   }
   auto s = Store::open(path);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), 2);
+  EXPECT_EQ(RawInt(path, "PRAGMA user_version"), storage::kFormatVersion);
   ASSERT_TRUE((*s)->transact(BatchTx(4)).ok());
   Exit e = Wait(reader, 60000);
   EXPECT_TRUE(e.exited && e.code == 0) << e.Describe() << ": " << ReadFile(reader.stderr_path);
@@ -298,7 +301,9 @@ TEST(Faults, StoreUpgradedToANewerFormatWhileOpenIsRefused) {
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ASSERT_TRUE((*s)->transact(BatchTx(3)).ok());
   // Another process (a newer mentat) upgrades the file under us.
-  ASSERT_EQ(ExecRaw(path, "CREATE TABLE future_thing (x); PRAGMA user_version = 3"), 0);
+  ASSERT_EQ(ExecRaw(path, "CREATE TABLE future_thing (x); PRAGMA user_version = " +
+                              std::to_string(storage::kFormatVersion + 1)),
+            0);
   auto r = (*s)->transact(BatchTx(4));
   ASSERT_FALSE(r.ok()) << "a store upgraded to a newer format while open was written to";
   EXPECT_EQ(r.status().code(), Code::kUnsupported) << r.status().ToString();
