@@ -333,11 +333,12 @@ Status SqliteSession::Init() {
   // The attributes: ident, value type, cardinality.
   {
     StmtPtr s;
-    MENTAT_RETURN_IF_ERROR(
-        Prepare("SELECT i.e, i.v, t.v, c.v FROM datoms i JOIN datoms t ON t.e = i.e AND t.a = " +
-                    std::to_string(kAttrValueType) + " LEFT JOIN datoms c ON c.e = i.e AND c.a = " +
-                    std::to_string(kAttrCardinality) + " WHERE i.a = " + std::to_string(kAttrIdent) + " AND i.ix IS NOT 0",
-                &s));
+    MENTAT_RETURN_IF_ERROR(Prepare(
+        "SELECT i.e, i.v, t.v, c.v FROM datoms i JOIN datoms t ON t.e = i.e AND t.a = " +
+            std::to_string(kAttrValueType) +
+            " LEFT JOIN datoms c ON c.e = i.e AND c.a = " + std::to_string(kAttrCardinality) +
+            " WHERE i.a = " + std::to_string(kAttrIdent) + " AND i.ix IS NOT 0",
+        &s));
     while (sqlite3_step(s.get()) == SQLITE_ROW) {
       Attr a;
       a.ident = Keyword(s.get(), 1);
@@ -369,8 +370,8 @@ Status SqliteSession::Init() {
   auto as_of = [](const std::string& cols, const std::string& from, const std::string& where,
                   bool by_value = false) {
     return "SELECT " + cols + " FROM " + from + " datoms d WHERE " + where +
-           (by_value ? " AND d.ix IS NOT 0" : "") + " AND d.tx <= ?2 UNION ALL SELECT " + cols + " FROM " + from + " history d WHERE " +
-           where + " AND d.tx <= ?2 AND d.rtx > ?2";
+           (by_value ? " AND d.ix IS NOT 0" : "") + " AND d.tx <= ?2 UNION ALL SELECT " + cols +
+           " FROM " + from + " history d WHERE " + where + " AND d.tx <= ?2 AND d.rtx > ?2";
   };
   struct {
     StmtPtr* stmt;
@@ -382,8 +383,8 @@ Status SqliteSession::Init() {
        "SELECT i.e, t.v, s.v FROM datoms u CROSS JOIN datoms i CROSS JOIN datoms t "
        "CROSS JOIN datoms s WHERE u.a = " +
            email + " AND u.ix IS NOT 0 AND u.v = ?1 AND i.a = " + asg +
-           " AND i.ix IS NOT 0 AND i.v = +u.e AND t.e = i.e AND t.a = " +
-           title + " AND s.e = i.e AND s.a = " + state},
+           " AND i.ix IS NOT 0 AND i.v = +u.e AND t.e = i.e AND t.a = " + title +
+           " AND s.e = i.e AND s.a = " + state},
       // Title and state are cardinality one: at most one value holds at t, so each is a
       // scalar subquery per issue (a join of two UNION ALL views would be flattened by
       // SQLite into a product of the issue set with itself).
@@ -402,9 +403,10 @@ Status SqliteSession::Init() {
            " AND p.v >= ?1 AND t.e = s.e AND t.a = " + title},
       // :issue/state is cardinality one: an entity has one current datom, so no DISTINCT.
       {&since_, "SELECT e FROM datoms INDEXED BY datoms_tx WHERE tx > ?1 AND a = " + state},
-      {&bindings_,
-       "SELECT u.e, n.v FROM datoms u CROSS JOIN datoms n WHERE u.a = " + email +
-           " AND u.ix IS NOT 0 AND u.v IN (SELECT value FROM json_each(?1)) AND n.e = u.e AND n.a = " + name},
+      {&bindings_, "SELECT u.e, n.v FROM datoms u CROSS JOIN datoms n WHERE u.a = " + email +
+                       " AND u.ix IS NOT 0 AND u.v IN (SELECT value FROM json_each(?1)) AND n.e = "
+                       "u.e AND n.a = " +
+                       name},
       {&pull_, "SELECT a, v FROM datoms WHERE e = ?1"},
       {&all_states_, "SELECT e, v FROM datoms WHERE a = " + state + " AND ix IS NOT 0"},
       {&begin_, "BEGIN IMMEDIATE"},

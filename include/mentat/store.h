@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,8 +37,29 @@ class Store;
 //  kFull:   every acknowledged transaction survives power loss.
 enum class Synchronous { kOff = 0, kNormal = 1, kFull = 2, kExtra = 3 };
 
-// Value-index tuning modes (the Rust mentat's AutoIndex); not built, see Options::auto_index.
+// How mentat manages value indexes (the Rust mentat's AutoIndex; doc/performance.md "Value
+// indexes"). An attribute's values are indexed when the schema says so (:db/unique,
+// :db/index, refs), in every mode.
+//  kOff:      nothing more; tune_indexes does nothing.
+//  kSchema:   (default) only the schema's value indexes; tune_indexes drops any adaptive
+//             index an earlier adaptive run created.
+//  kAdaptive: also an adaptive value index for an attribute that queries filter by value
+//             often (min_uses queries in one tuning period), dropped again when idle; tuning
+//             runs by itself every 1,000 queries and when an attribute reaches min_uses.
 enum class AutoIndex { kOff, kSchema, kAdaptive };
+
+// One value-index change that tune_indexes made (or, in a dry run, would make).
+struct IndexAction {
+  enum class Kind { kCreate, kDrop };
+  Kind kind = Kind::kCreate;
+  Entid attribute = 0;
+  std::string ident;   // without the leading ':'
+  int64_t uses = 0;    // kCreate: value-filtered queries on the attribute in this period
+  std::string reason;  // kDrop: "idle", "mode schema" or "in the schema"
+  // "create value index on :a/b (20 value-filtered queries)", "drop value index on :a/b (idle)"
+  std::string ToString() const;
+  friend bool operator==(const IndexAction&, const IndexAction&) = default;
+};
 
 struct Options {
   Synchronous synchronous = Synchronous::kNormal;
@@ -48,8 +70,8 @@ struct Options {
   // unset (-1).
   int64_t mmap_size = -1;
   int temp_store = -1;
-  // Reserved for value-index tuning, which is not built and ignores this: datoms_avet
-  // already indexes the values of every attribute (doc/performance.md, "Not done").
+  // The value-index mode; unset: MENTAT_AUTO_INDEX (off, schema or adaptive), else
+  // kSchema. Another MENTAT_AUTO_INDEX value makes open fail with kInvalidArgument.
   std::optional<AutoIndex> auto_index;
 };
 
@@ -241,6 +263,17 @@ class Store {
   // Makes every query running on this store fail with kInterrupted; the store stays
   // usable. Callable from any thread.
   void interrupt();
+
+  // Value indexes (AutoIndex above). tune_indexes runs one tuning pass now and returns its
+  // actions; with `dry_run` it only plans them. Applying is one write transaction (an
+  // attribute's datoms move between the attribute indexes: O(its datoms)); kUnsupported on a
+  // read-only store. Uses are counted per Store and reset by every non-dry pass.
+  void set_auto_index(AutoIndex mode);
+  AutoIndex auto_index() const;
+  // Adaptive thresholds: queries within one period that earn an index (default 16), and how
+  // long an adaptive index may go unused before it is dropped (default 24 hours).
+  void set_index_tuning(int min_uses, std::chrono::seconds idle);
+  Result<std::vector<IndexAction>> tune_indexes(bool dry_run = false);
 
   // The current schema (refreshed when another connection changed it).
   std::shared_ptr<const Schema> schema();

@@ -82,7 +82,9 @@ class Cursor {
               (reverse ? "" : " AND a" + InList(attrs));
     std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
     // Reverse attributes are refs, whose values are indexed.
-    AttrIndex index = !reverse ? AttrIndex::kNone : attrs.empty() ? AttrIndex::kBoth : AttrIndex::kAvet;
+    AttrIndex index = !reverse        ? AttrIndex::kNone
+                      : attrs.empty() ? AttrIndex::kBoth
+                                      : AttrIndex::kAvet;
     sql += ViewSql(view, where, index);
     sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
     // Statements over the current view are cached; as-of and since statements embed their
@@ -557,9 +559,10 @@ Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema&
     } else {
       MENTAT_ASSIGN_OR_RETURN(v, schema::Encode(eid.items()[1], attr->type));
     }
-    std::string sql = "SELECT e FROM (" +
-                      ViewSql(view, "a = " + std::to_string(attr->id) + " AND v = ?1", IndexOf(*attr)) +
-                      ") LIMIT 1";
+    std::string sql =
+        "SELECT e FROM (" +
+        ViewSql(view, "a = " + std::to_string(attr->id) + " AND v = ?1", IndexOf(*attr)) +
+        ") LIMIT 1";
     if (!view.as_of && !view.since) {
       MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(sql));
       schema::Bind(*s, 1, v);

@@ -489,7 +489,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     item.conds.push_back(Col(id, "a") + " = " + IntLit(attr->id));
     // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
     // datoms_aevt. History rows have no ix (NULL), which passes either term.
-    item.conds.push_back(Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed()));
+    item.index_term = Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed());
   }
   auto set_pos = [&](PlanInfo::Pos PlanInfo::*pos, std::string PlanInfo::*name, const Term& t) {
     Item& item = unit_->items[id];

@@ -112,7 +112,11 @@ struct Item {
   std::vector<Expr> conds;
   PlanInfo plan;
   std::string index_hint;  // set by the planner ("INDEXED BY datoms_tx")
-  edn::Value form;         // the clause, for explain
+  // A pattern's attribute-index term (`ix IS NOT 0|1`, doc/format.md "Attribute indexes"):
+  // lets SQLite use datoms_avet or datoms_aevt; left out under an index hint, where it would
+  // only cost a table lookup per row.
+  Expr index_term;
+  edn::Value form;  // the clause, for explain
   bool use_collapsed = false;
   double est = 0;  // the planner's row estimate when it was placed
   int rel = -1;    // kRel: its RelSpec

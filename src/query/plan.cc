@@ -151,6 +151,11 @@ struct Planner {
       if (item.kind == Item::Kind::kComposite) {
         for (const Variant& v : item.variants) PlanBlock(v.branch, bound, placed);
       }
+      // A pattern whose entity is known reads the primary key (e, a), next to the entity's
+      // other datoms, not an attribute index. (`bound` only grows, so a term dropped while
+      // estimating stays droppable when the item is placed.)
+      if (item.kind == Item::Kind::kPattern && Bound(bound, item.plan.e, item.plan.e_var))
+        item.index_term.clear();
       item.est = best_est;
       order.push_back(id);
       placed.insert(id);

@@ -111,8 +111,10 @@ struct Emitter {
       if (!v.table.empty()) {
         if (!from.empty()) from += pin ? " CROSS JOIN " : ", ";
         from += Resolve(v.table, *assign) + " AS t" + std::to_string(id);
-        if (!item.index_hint.empty() && !item.use_collapsed) from += " " + item.index_hint;
       }
+      bool hinted = !v.table.empty() && !item.index_hint.empty() && !item.use_collapsed;
+      if (hinted) from += " " + item.index_hint;
+      if (!item.index_term.empty() && !hinted) add_where(item.index_term);
       for (const auto& x : item.conds) add_where(x);
       for (const auto& x : v.conds) add_where(x);
     }

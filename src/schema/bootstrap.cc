@@ -101,18 +101,31 @@ void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool add
   Attribute* attr = schema->mutable_attribute(e);
   if (!attr) return;
   switch (a) {
-    case ids::kCardinality: attr->many = added && v.i == ids::kCardinalityMany; break;
-    case ids::kUnique:
-      attr->unique = !added                            ? Unique::kNone
-                     : v.i == ids::kUniqueIdentity ? Unique::kIdentity
-                                                       : Unique::kValue;
+    case ids::kCardinality:
+      attr->many = added && v.i == ids::kCardinalityMany;
       break;
-    case ids::kIndex: attr->index = added && v.i != 0; break;
-    case ids::kIsComponent: attr->component = added && v.i != 0; break;
-    case ids::kNoHistory: attr->no_history = added && v.i != 0; break;
-    case ids::kFulltext: attr->fulltext = added && v.i != 0; break;
-    case ids::kDoc: attr->doc = added ? v.s : ""; break;
-    default: break;
+    case ids::kUnique:
+      attr->unique = !added                        ? Unique::kNone
+                     : v.i == ids::kUniqueIdentity ? Unique::kIdentity
+                                                   : Unique::kValue;
+      break;
+    case ids::kIndex:
+      attr->index = added && v.i != 0;
+      break;
+    case ids::kIsComponent:
+      attr->component = added && v.i != 0;
+      break;
+    case ids::kNoHistory:
+      attr->no_history = added && v.i != 0;
+      break;
+    case ids::kFulltext:
+      attr->fulltext = added && v.i != 0;
+      break;
+    case ids::kDoc:
+      attr->doc = added ? v.s : "";
+      break;
+    default:
+      break;
   }
 }
 

@@ -74,11 +74,20 @@ Status HasAnyTable(Connection* c, bool* any) {
 
 }  // namespace
 
-const char* const kStoreTables[] = {
-    "meta",         "parts",           "datoms",           "history",
-    "attr_stats",   "auto_indexes",    "fulltext_docs",   "fulltext",         "fulltext_data",
-    "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content",
-    nullptr};
+const char* const kStoreTables[] = {"meta",
+                                    "parts",
+                                    "datoms",
+                                    "history",
+                                    "attr_stats",
+                                    "auto_indexes",
+                                    "fulltext_docs",
+                                    "fulltext",
+                                    "fulltext_data",
+                                    "fulltext_idx",
+                                    "fulltext_config",
+                                    "fulltext_docsize",
+                                    "fulltext_content",
+                                    nullptr};
 
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
   // Only SQLITE_NOTADB and SQLITE_CORRUPT (Code::kCorrupt) say what the file is; any

@@ -48,9 +48,7 @@ Status Upgrade(Connection* c, int from, int to = kFormatVersion);
 // in datoms_avet when its `ix` is 1 (its attribute's values are indexed), else in
 // datoms_aevt. A read of one attribute's datoms names the term for that attribute;
 // a read that cannot know it reads both (`UNION ALL`), each datom being in exactly one.
-inline const char* IndexTest(bool value_indexed) {
-  return value_indexed ? "IS NOT 0" : "IS NOT 1";
-}
+inline const char* IndexTest(bool value_indexed) { return value_indexed ? "IS NOT 0" : "IS NOT 1"; }
 inline std::string IndexTerm(bool value_indexed) {
   return std::string("ix ") + IndexTest(value_indexed);
 }

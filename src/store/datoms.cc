@@ -26,7 +26,8 @@ Result<Entid> EntityOf(storage::Connection* c, const Schema& schema, const edn::
     if (attr->unique == Unique::kNone)
       return Status::InvalidArgument("lookup ref attribute is not unique: " + edn::Print(v));
     MENTAT_ASSIGN_OR_RETURN(auto enc, schema::Encode(v.items()[1], attr->type));
-    MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
+    MENTAT_ASSIGN_OR_RETURN(
+        auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
     s->BindInt(1, attr->id);
     schema::Bind(*s, 2, enc);
     MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
@@ -202,9 +203,8 @@ Result<std::vector<Datom>> Db::seek_datoms(std::string_view index,
         inner.push_back("(" + Join(cols, ", ") + ") >= (" + Params(1, n_inner) + ")");
     }
     if (order[0] == 'v') inner.push_back(RefAttrsCondition(schema));
-    std::string sql =
-        "SELECT e, a, v, tx, added FROM (" +
-        ViewSql(view, Join(inner, " AND "), IndexFor(order, comps, false)) + ")";
+    std::string sql = "SELECT e, a, v, tx, added FROM (" +
+                      ViewSql(view, Join(inner, " AND "), IndexFor(order, comps, false)) + ")";
     if (comps.cols.size() == 4)
       sql += " WHERE (" + Join(comps.cols, ", ") + ") >= (" + Params(1, 4) + ")";
     sql += OrderBy(order) + LimitSql(limit);

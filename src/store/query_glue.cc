@@ -144,9 +144,13 @@ namespace {
 Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
                           const QueryOptions& options) {
   StoreImpl* impl = db.store()->impl();
-  return impl->Read([&](StoreImpl::Conn* c) -> Result<QueryResult> {
+  bool tune = false;
+  auto result = impl->Read([&](StoreImpl::Conn* c) -> Result<QueryResult> {
     query::ExecContext ctx;
     MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
+    if (impl->advisor().mode() == AutoIndex::kAdaptive)
+      tune = impl->advisor().Record(ValueFilteredAttributes(prepared.parsed(), *ctx.schema),
+                                    *ctx.schema);
     if (ctx.use_planner) {
       // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
       MENTAT_ASSIGN_OR_RETURN(
@@ -156,6 +160,11 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
     }
     return prepared.Execute(ctx, options.inputs);
   });
+  // An adaptive tuning pass that is due runs after the read, on this thread; it is skipped
+  // (and stays due) while a writer of this process is busy, and its errors (a read-only
+  // file, a busy store) leave the query's result alone.
+  if (tune && !impl->options().read_only) (void)impl->TuneIndexes(false, true);
+  return result;
 }
 
 Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,

@@ -36,10 +36,18 @@ Db Store::db() {
 
 void Store::interrupt() { impl_->interrupt_gen().fetch_add(1); }
 
+void Store::set_auto_index(AutoIndex mode) { impl_->advisor().set_mode(mode); }
+AutoIndex Store::auto_index() const { return impl_->advisor().mode(); }
+void Store::set_index_tuning(int min_uses, std::chrono::seconds idle) {
+  impl_->advisor().set_tuning(min_uses, idle);
+}
+Result<std::vector<IndexAction>> Store::tune_indexes(bool dry_run) {
+  return impl_->TuneIndexes(dry_run);
+}
+
 std::shared_ptr<const Schema> Store::schema() {
-  auto s = impl_->Read([&](StoreImpl::Conn* c) -> Result<std::shared_ptr<const Schema>> {
-    return c->schema;
-  });
+  auto s = impl_->Read(
+      [&](StoreImpl::Conn* c) -> Result<std::shared_ptr<const Schema>> { return c->schema; });
   return s.ok() ? *s : impl_->CurrentSchema();
 }
 

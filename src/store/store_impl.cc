@@ -7,6 +7,7 @@
 
 #include "schema/bootstrap.h"
 #include "tx/tx.h"
+#include "tx/write.h"
 
 namespace mentat {
 
@@ -63,6 +64,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   std::unique_ptr<StoreImpl> s(new StoreImpl());
   s->path_ = path;
   s->options_ = options;
+  MENTAT_RETURN_IF_ERROR(s->InitAdvisor());
   s->in_memory_ = path.empty() || path == ":memory:";
   if (s->in_memory_) {
     // A private in-memory database, reached by a single connection.
@@ -129,6 +131,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
   s->borrowed_ = true;
   s->max_conns_ = 1;
   s->options_ = options;
+  MENTAT_RETURN_IF_ERROR(s->InitAdvisor());
   if (sqlite3_db_readonly(db, "main") == 1) s->options_.read_only = true;
   auto first = storage::Connection::Borrow(db);
 
@@ -174,8 +177,8 @@ void StoreImpl::ReleaseStatements() {
 }
 
 Status StoreImpl::Bootstrap(storage::Connection* c) {
-  MENTAT_ASSIGN_OR_RETURN(auto ins,
-                          c->Prepare("INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, ?2, ?3, ?4, ?5)"));
+  MENTAT_ASSIGN_OR_RETURN(
+      auto ins, c->Prepare("INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, ?2, ?3, ?4, ?5)"));
   auto datoms = schema::BootstrapDatoms();
   datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
   const Schema boot = schema::BuildSchema(datoms);
@@ -299,6 +302,79 @@ Status StoreImpl::Sync(Conn* c) {
   c->schema_gen = gen;
   Publish(shared, gen);
   return Status::OK();
+}
+
+Status StoreImpl::InitAdvisor() {
+  AutoIndex mode = AutoIndex::kSchema;
+  if (options_.auto_index) {
+    mode = *options_.auto_index;
+  } else {
+    MENTAT_ASSIGN_OR_RETURN(mode, AutoIndexFromEnv());
+  }
+  advisor_.set_mode(mode);
+  return Status::OK();
+}
+
+Result<std::vector<IndexAction>> StoreImpl::TuneIndexes(bool dry_run, bool only_if_idle) {
+  if (advisor_.mode() == AutoIndex::kOff) return std::vector<IndexAction>();
+  int64_t now = NowMicros() / 1000000;
+  std::map<Entid, int64_t> used;
+  if (dry_run)
+    return Read([&](Conn* c) { return advisor_.Plan(c->db.get(), *c->schema, now, &used); });
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  std::unique_lock<std::mutex> writer(write_mu_, std::defer_lock);
+  if (only_if_idle) {
+    if (!writer.try_lock()) return std::vector<IndexAction>();
+  } else {
+    writer.lock();
+  }
+  MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
+  Conn* c = lease.get();
+  storage::Transaction txn(c->db.get());
+  MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+  MENTAT_RETURN_IF_ERROR(Sync(c));
+  MENTAT_ASSIGN_OR_RETURN(auto actions, advisor_.Plan(c->db.get(), *c->schema, now, &used));
+  for (const auto& act : actions) {
+    const Attribute* attr = c->schema->attribute(act.attribute);
+    if (act.kind == IndexAction::Kind::kCreate) {
+      MENTAT_ASSIGN_OR_RETURN(auto ins,
+                              c->db->Cached("INSERT INTO auto_indexes (a, uses, "
+                                            "created, last_used) VALUES (?1, ?2, ?3, ?3)"));
+      ins->BindInt(1, act.attribute);
+      ins->BindInt(2, act.uses);
+      ins->BindInt(3, now);
+      MENTAT_RETURN_IF_ERROR(ins->Run());
+      MENTAT_RETURN_IF_ERROR(tx::MoveAttributeIndex(c->db.get(), act.attribute, true));
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(auto del, c->db->Cached("DELETE FROM auto_indexes WHERE a = ?1"));
+      del->BindInt(1, act.attribute);
+      MENTAT_RETURN_IF_ERROR(del->Run());
+      if (attr) {
+        Attribute by_schema = *attr;
+        by_schema.auto_index = false;
+        if (!by_schema.value_indexed())
+          MENTAT_RETURN_IF_ERROR(tx::MoveAttributeIndex(c->db.get(), act.attribute, false));
+      }
+    }
+  }
+  for (const auto& [a, n] : used) {
+    MENTAT_ASSIGN_OR_RETURN(auto upd, c->db->Cached("UPDATE auto_indexes SET last_used = ?2, "
+                                                    "uses = uses + ?3 WHERE a = ?1"));
+    upd->BindInt(1, a);
+    upd->BindInt(2, now);
+    upd->BindInt(3, n);
+    MENTAT_RETURN_IF_ERROR(upd->Run());
+  }
+  // Every connection reloads its schema (and with it the attribute indexes) at its next
+  // snapshot; this one at once.
+  if (!actions.empty())
+    MENTAT_RETURN_IF_ERROR(
+        c->db->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
+  MENTAT_RETURN_IF_ERROR(txn.Commit());
+  c->data_version = -1;
+  c->schema_gen = -1;
+  advisor_.EndPeriod();
+  return actions;
 }
 
 Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {

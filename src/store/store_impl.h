@@ -12,6 +12,7 @@
 #include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
+#include "store/index_advisor.h"
 #include "store/value_counts.h"
 
 namespace mentat {
@@ -82,12 +83,20 @@ class StoreImpl {
   std::atomic<uint64_t>& interrupt_gen() { return interrupt_gen_; }
   bool in_memory() const { return in_memory_; }
   ValueCounts& value_counts() { return value_counts_; }
+  IndexAdvisor& advisor() { return advisor_; }
+
+  // One value-index tuning pass (Store::tune_indexes). With `only_if_idle`, a pass that
+  // would wait for this process's writer lock is skipped (returns no actions): the
+  // automatic pass after a query never waits on, or deadlocks with, a writer.
+  Result<std::vector<IndexAction>> TuneIndexes(bool dry_run, bool only_if_idle = false);
 
  private:
   StoreImpl() = default;
   Result<std::unique_ptr<Conn>> NewConn();
   void Release(std::unique_ptr<Conn> c);
   Status Bootstrap(storage::Connection* c);
+  // Sets the advisor's mode from options_ (or MENTAT_AUTO_INDEX).
+  Status InitAdvisor();
   void Publish(std::shared_ptr<const Schema> schema, int64_t gen);
 
   std::string path_;
@@ -110,6 +119,7 @@ class StoreImpl {
   std::mutex write_mu_;  // serializes this process's writers before SQLite's lock
   std::atomic<uint64_t> interrupt_gen_{0};
   ValueCounts value_counts_;
+  IndexAdvisor advisor_{AutoIndex::kSchema};
 };
 
 // Wall clock in microseconds since the epoch.

@@ -143,8 +143,7 @@ TEST(Store, UpgradesFormatOneInPlace) {
   {
     sqlite3* db = nullptr;
     sqlite3_open(path.c_str(), &db);
-    std::string sql =
-        std::string(storage::kDowngradeTo2ForTests) + storage::kDowngrade2To1ForTests;
+    std::string sql = std::string(storage::kDowngradeTo2ForTests) + storage::kDowngrade2To1ForTests;
     ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
   }

@@ -25,8 +25,7 @@ int64_t Total(const std::map<schema::DbVal, int64_t>& counts) {
 Status ValueCounts::Recount(storage::Connection* c, const Attribute& a, Entry* e) {
   MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(std::string("SELECT v, count(*) FROM datoms WHERE "
                                                         "a = ?1 AND ") +
-                                            storage::IndexTerm(a.value_indexed()) +
-                                            " GROUP BY v"));
+                                            storage::IndexTerm(a.value_indexed()) + " GROUP BY v"));
   s->BindInt(1, a.id);
   e->counts.clear();
   e->too_many = false;

@@ -8,8 +8,10 @@ Result<Entid> ResolveTxPoint(storage::Connection* c, const TxPoint& p) {
   if (p.tx) return *p.tx;
   if (!p.instant_micros) return Status::InvalidArgument("empty time point");
   MENTAT_ASSIGN_OR_RETURN(
-      auto s, c->Cached("SELECT e FROM datoms WHERE a = 4 AND ix IS NOT 0 AND v <= ?1 ORDER BY v DESC, e DESC "
-                        "LIMIT 1"));
+      auto s,
+      c->Cached(
+          "SELECT e FROM datoms WHERE a = 4 AND ix IS NOT 0 AND v <= ?1 ORDER BY v DESC, e DESC "
+          "LIMIT 1"));
   s->BindInt(1, *p.instant_micros);
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
   return row ? s->ColumnInt(0) : Entid{0};

@@ -17,10 +17,20 @@ Result<Partitions> Partitions::Read(storage::Connection* c) {
     if (!row) break;
     Part part{s->ColumnInt(1), s->ColumnInt(2), s->ColumnInt(3)};
     switch (s->ColumnInt(0)) {
-      case ids::kPartDb: p.db = part; ++seen; break;
-      case ids::kPartUser: p.user = part; ++seen; break;
-      case ids::kPartTx: p.tx = part; ++seen; break;
-      default: break;
+      case ids::kPartDb:
+        p.db = part;
+        ++seen;
+        break;
+      case ids::kPartUser:
+        p.user = part;
+        ++seen;
+        break;
+      case ids::kPartTx:
+        p.tx = part;
+        ++seen;
+        break;
+      default:
+        break;
     }
   }
   if (seen != 3) return Status::Corrupt("the parts table is missing a partition");
@@ -46,9 +56,10 @@ void Partitions::Observe(Entid id) {
 }
 
 Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v) {
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0 UNION ALL "
-                                            "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 1 "
-                                            "LIMIT 1"));
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0 UNION ALL "
+                        "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 1 "
+                        "LIMIT 1"));
   s->BindInt(1, a);
   schema::Bind(*s, 2, v);
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
@@ -60,8 +71,8 @@ Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& 
   auto r = schema::Encode(v, attr.type);
   if (r.ok()) return r;
   return ErrorAt(Code::kSchema, v.pos().known() ? v.pos() : t.form.pos(),
-                 "value type mismatch for :" + attr.ident + ": " + r.status().message() +
-                     " in " + Describe(t));
+                 "value type mismatch for :" + attr.ident + ": " + r.status().message() + " in " +
+                     Describe(t));
 }
 
 namespace {
@@ -117,7 +128,9 @@ class Resolver {
           EntityPlace inner;
           if (p->lookup_v.is_keyword()) {
             auto e = schema_.entid(p->lookup_v.str());
-            if (!e) return ErrorAt(Code::kNotFound, p->lookup_v, "unknown ident " + edn::Print(p->lookup_v));
+            if (!e)
+              return ErrorAt(Code::kNotFound, p->lookup_v,
+                             "unknown ident " + edn::Print(p->lookup_v));
             v = DbVal::Int(*e);
           } else if (p->lookup_v.is_int()) {
             v = DbVal::Int(p->lookup_v.as_int());
@@ -159,7 +172,8 @@ class Resolver {
       MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(attr, t.v, t));
       return std::optional<DbVal>(std::move(v));
     }
-    if (t.v_ref.kind != EntityPlace::Kind::kTempid) return std::optional<DbVal>(DbVal::Int(t.v_ref.id));
+    if (t.v_ref.kind != EntityPlace::Kind::kTempid)
+      return std::optional<DbVal>(DbVal::Int(t.v_ref.id));
     auto it = out_->tempids.find(t.v_ref.name);
     if (it != out_->tempids.end()) return std::optional<DbVal>(DbVal::Int(it->second));
     return std::optional<DbVal>();
@@ -260,8 +274,8 @@ class Resolver {
           if (Find(n) == root && in_db_part.count(n)) db = true;
         Partitions::Part& part = db ? parts_->db : parts_->user;
         if (part.next >= part.end)
-          return Status::Conflict(std::string("partition ") + (db ? ":db.part/db" : ":db.part/user") +
-                                  " is full");
+          return Status::Conflict(std::string("partition ") +
+                                  (db ? ":db.part/db" : ":db.part/user") + " is full");
         id = part.next++;
         out_->tempids[root] = id;
         out_->new_entities.insert(id);

@@ -131,8 +131,9 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     if (before && before->many && !now->many) {
       MENTAT_ASSIGN_OR_RETURN(
           int64_t dup,
-          c->QueryInt("SELECT 1 FROM (SELECT e FROM datoms WHERE a = " + std::to_string(e) + " AND " +
-                          storage::IndexTerm(before->value_indexed()) + " GROUP BY e HAVING count(*) > 1) LIMIT 1",
+          c->QueryInt("SELECT 1 FROM (SELECT e FROM datoms WHERE a = " + std::to_string(e) +
+                          " AND " + storage::IndexTerm(before->value_indexed()) +
+                          " GROUP BY e HAVING count(*) > 1) LIMIT 1",
                       0));
       if (dup)
         return Status::Schema("cannot change " + name +
@@ -141,8 +142,9 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     if (before && before->unique == Unique::kNone && now->unique != Unique::kNone) {
       MENTAT_ASSIGN_OR_RETURN(
           int64_t dup,
-          c->QueryInt("SELECT 1 FROM (SELECT v FROM datoms WHERE a = " + std::to_string(e) + " AND " +
-                          storage::IndexTerm(before->value_indexed()) + " GROUP BY v HAVING count(*) > 1) LIMIT 1",
+          c->QueryInt("SELECT 1 FROM (SELECT v FROM datoms WHERE a = " + std::to_string(e) +
+                          " AND " + storage::IndexTerm(before->value_indexed()) +
+                          " GROUP BY v HAVING count(*) > 1) LIMIT 1",
                       0));
       if (dup)
         return Status::Schema("cannot make " + name +

@@ -77,11 +77,11 @@ Status UpdateStats(storage::Connection* c, const Schema& schema,
 
 Status MoveAttributeIndex(storage::Connection* c, Entid a, bool value_indexed) {
   // Each statement reads the attribute's datoms through the index they leave.
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(value_indexed
-                                                ? "UPDATE datoms SET ix = 1 WHERE a = ?1 AND "
-                                                  "ix IS NOT 1"
-                                                : "UPDATE datoms SET ix = 0 WHERE a = ?1 AND "
-                                                  "ix IS NOT 0"));
+  MENTAT_ASSIGN_OR_RETURN(auto s,
+                          c->Cached(value_indexed ? "UPDATE datoms SET ix = 1 WHERE a = ?1 AND "
+                                                    "ix IS NOT 1"
+                                                  : "UPDATE datoms SET ix = 0 WHERE a = ?1 AND "
+                                                    "ix IS NOT 0"));
   s->BindInt(1, a);
   return s->Run();
 }
@@ -102,9 +102,9 @@ Status MoveIndexedAttributes(storage::Connection* c, const Schema& before, const
 }
 
 Status SetMeta(storage::Connection* c, const char* key, int64_t value) {
-  MENTAT_ASSIGN_OR_RETURN(
-      auto s, c->Cached("INSERT INTO meta (key, value) VALUES (?1, ?2) "
-                        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  MENTAT_ASSIGN_OR_RETURN(auto s,
+                          c->Cached("INSERT INTO meta (key, value) VALUES (?1, ?2) "
+                                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
   s->BindText(1, key);
   s->BindInt(2, value);
   return s->Run();
@@ -117,11 +117,11 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
              const Partitions& parts) {
   std::map<Entid, int64_t> delta;
   {
-    MENTAT_ASSIGN_OR_RETURN(
-        auto del, c->Cached("DELETE FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
-    MENTAT_ASSIGN_OR_RETURN(
-        auto hist, c->Cached("INSERT OR REPLACE INTO history (e, a, v, tx, rtx) "
-                             "VALUES (?1, ?2, ?3, ?4, ?5)"));
+    MENTAT_ASSIGN_OR_RETURN(auto del,
+                            c->Cached("DELETE FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
+    MENTAT_ASSIGN_OR_RETURN(auto hist,
+                            c->Cached("INSERT OR REPLACE INTO history (e, a, v, tx, rtx) "
+                                      "VALUES (?1, ?2, ?3, ?4, ?5)"));
     for (const auto& ch : changes.retracted) {
       del->BindInt(1, ch.e);
       del->BindInt(2, ch.a);
@@ -168,8 +168,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
   MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx", tx_id));
   MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx_instant", tx_instant));
   if (schema_changed) {
-    MENTAT_RETURN_IF_ERROR(
-        c->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
+    MENTAT_RETURN_IF_ERROR(c->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
   }
   return Status::OK();
 }

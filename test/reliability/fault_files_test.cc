@@ -240,9 +240,9 @@ TEST(Faults, RandomlyDamagedStoresNeverCrash) {
 
 // Turns a current store into the format-1 file an older mentat wrote.
 void DowngradeToFormatOne(const std::string& path) {
-  ASSERT_EQ(ExecRaw(path, std::string(storage::kDowngradeTo2ForTests) +
-                              storage::kDowngrade2To1ForTests),
-            0);
+  ASSERT_EQ(
+      ExecRaw(path, std::string(storage::kDowngradeTo2ForTests) + storage::kDowngrade2To1ForTests),
+      0);
 }
 
 int64_t RawInt(const std::string& path, const std::string& sql);

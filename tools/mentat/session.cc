@@ -12,7 +12,6 @@
 
 #include "input.h"
 #include "interrupt.h"
-#include "tune.h"
 
 namespace mentat::cli {
 
@@ -43,12 +42,10 @@ const std::vector<CommandInfo>& Commands() {
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
-       HasTuneIndexes<Store>
-           ? "Creates and drops value indexes as the workload and schema call for, and\n"
-             "prints what it did. dry (or --dry-run) only shows what would change; adaptive,\n"
-             "schema and off set the automatic index mode, then tune."
-           : "Not available in this build: mentat does not tune indexes (datoms_avet\n"
-             "already indexes the values of every attribute; see doc/performance.md)."},
+       "Runs one value-index tuning pass and prints what it did: adaptive indexes created\n"
+       "for attributes that queries filter by value often, idle ones dropped\n"
+       "(doc/performance.md). dry (or --dry-run) only shows what would change; adaptive,\n"
+       "schema and off set the index mode (also MENTAT_AUTO_INDEX), then tune."},
       {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
        "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
        "attributes (and optionally :db/id), one entity per row, values typed by the\n"

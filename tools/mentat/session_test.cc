@@ -11,7 +11,6 @@
 
 #include "interrupt.h"
 #include "repl.h"
-#include "tune.h"
 
 namespace mentat::cli {
 namespace {
@@ -168,45 +167,46 @@ TEST_F(SessionTest, EntityAndStats) {
   EXPECT_NE(out_.str().find(":entities 2"), std::string::npos) << out_.str();
 }
 
-// .tune works once Store::tune_indexes exists (tune.h detects it), and until then says so.
+// .tune: modes, dry runs, and an adaptive index earned by value-filtered queries.
 TEST_F(SessionTest, Tune) {
   EXPECT_FALSE(Run(".tune sideways"));
   EXPECT_NE(err_.str().find("usage: .tune [dry|adaptive|schema|off]"), std::string::npos);
-  if constexpr (HasTuneIndexes<Store>) {
-    // A file store: without Store::set_auto_index, a mode change reopens the store.
-    char dir_template[] = "/tmp/mentat-tune-XXXXXX";
-    ASSERT_NE(mkdtemp(dir_template), nullptr);
-    std::string path = std::string(dir_template) + "/t.db";
-    ASSERT_TRUE(Run(".open " + path));
-    ASSERT_TRUE(
-        Run(".t [{:db/ident :p/name :db/valueType :db.type/string"
-            " :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}]"));
-    ASSERT_TRUE(Run(".t [{:p/name \"Ada\"} {:p/name \"Bob\"}]"));
-    for (const char* cmd :
-         {".tune dry", ".tune --dry-run", ".tune", ".tune schema", ".tune off", ".tune adaptive"}) {
-      EXPECT_TRUE(Run(cmd)) << cmd << ": " << err_.str();
-      EXPECT_EQ(err_.str(), "") << cmd;
-      EXPECT_FALSE(out_.str().empty()) << cmd;  // the actions, or "no index changes"
-    }
-    // A dry run changes nothing: a second one plans the same actions.
-    ASSERT_TRUE(Run(".tune dry"));
-    std::string first = out_.str();
-    ASSERT_TRUE(Run(".tune dry"));
-    EXPECT_EQ(out_.str(), first);
-    // The store stays usable.
-    ASSERT_TRUE(Run(".q [:find ?n . :where [?e :p/name \"Bob\"] [?e :p/name ?n]]"));
-    EXPECT_EQ(out_.str(), "\"Bob\"\n");
-    ASSERT_TRUE(session_.Open("").ok());
-    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-    rmdir(dir_template);
-  } else {
-    EXPECT_FALSE(Run(".tune"));
-    EXPECT_NE(err_.str().find("not available: this build of mentat does not tune indexes"),
-              std::string::npos);
-    EXPECT_FALSE(Run(".tune --dry-run"));
-    EXPECT_NE(err_.str().find("not available: this build of mentat does not tune indexes"),
-              std::string::npos);
+  char dir_template[] = "/tmp/mentat-tune-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string path = std::string(dir_template) + "/t.db";
+  ASSERT_TRUE(Run(".open " + path));
+  ASSERT_TRUE(
+      Run(".t [{:db/ident :p/name :db/valueType :db.type/string"
+          " :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}"
+          " {:db/ident :p/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]"));
+  std::string people = ".t [";
+  for (int i = 0; i < 30; ++i)
+    people += "{:p/name \"n" + std::to_string(i) + "\" :p/age " + std::to_string(i) + "}";
+  ASSERT_TRUE(Run(people + "]"));
+  for (const char* cmd : {".tune dry", ".tune --dry-run", ".tune", ".tune schema", ".tune off"}) {
+    EXPECT_TRUE(Run(cmd)) << cmd << ": " << err_.str();
+    EXPECT_EQ(err_.str(), "") << cmd;
+    EXPECT_EQ(out_.str(), "no index changes\n") << cmd;
   }
+  // Adaptive: 16 value-filtered queries earn :p/age a value index (the pass runs by itself
+  // after the 16th); then `.tune schema` drops it.
+  ASSERT_TRUE(Run(".tune adaptive"));
+  for (int i = 0; i < 16; ++i) {
+    ASSERT_TRUE(
+        Run(".q [:find ?n . :where [?e :p/age " + std::to_string(i) + "] [?e :p/name ?n]]"));
+    EXPECT_EQ(out_.str(), "\"n" + std::to_string(i) + "\"\n");
+  }
+  ASSERT_TRUE(Run(".explain [:find ?n . :where [?e :p/age 3] [?e :p/name ?n]]"));
+  EXPECT_NE(out_.str().find("datoms_avet (a=? AND v=?)"), std::string::npos) << out_.str();
+  ASSERT_TRUE(Run(".tune dry"));
+  EXPECT_EQ(out_.str(), "no index changes\n");
+  ASSERT_TRUE(Run(".tune schema"));
+  EXPECT_EQ(out_.str(), "drop value index on :p/age (mode schema)\n");
+  ASSERT_TRUE(Run(".q [:find ?n . :where [?e :p/age 29] [?e :p/name ?n]]"));
+  EXPECT_EQ(out_.str(), "\"n29\"\n");
+  ASSERT_TRUE(session_.Open("").ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  rmdir(dir_template);
 }
 
 TEST_F(SessionTest, EvalDefinitionsPersistAndPrintTheLastValue) {
