@@ -174,7 +174,7 @@ Status ApplySettings(Connection* c, const ConnectionSettings& s) {
       // transaction dirties pages all over the indexes, and checkpointing them less often
       // writes each hot page to the database file fewer times (bulk load: -20% CPU,
       // -30% wall; doc/format.md "Connections and durability").
-      sql += "PRAGMA wal_autocheckpoint = 10000;";
+      sql += "PRAGMA wal_autocheckpoint = " + std::to_string(kWalAutocheckpoint) + ";";
     }
     sql += "PRAGMA mmap_size = " + std::to_string(s.mmap_size) + ";";
   }

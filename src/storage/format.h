@@ -1,6 +1,7 @@
 // The on-disk format: DDL, format versions and in-place upgrades (doc/format.md).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -62,6 +63,13 @@ inline constexpr const char* kDowngradeTo2ForTests =
     "PRAGMA user_version = 2;";
 inline constexpr const char* kDowngrade2To1ForTests =
     "DROP TABLE attr_stats; PRAGMA user_version = 1;";
+
+// WAL pages after which a commit checkpoints (PRAGMA wal_autocheckpoint): 40 MiB, and
+// 160 MiB for the commit of a large transaction (a bulk load), whose pages a checkpoint
+// would otherwise copy again and again (doc/format.md "Connections and durability").
+inline constexpr int64_t kWalAutocheckpoint = 10000;
+inline constexpr int64_t kWalAutocheckpointLargeTx = 40000;
+inline constexpr size_t kLargeTxDatoms = 1000;
 
 // Applies per-connection pragmas (WAL, synchronous, busy timeout, mmap, temp store).
 struct ConnectionSettings {

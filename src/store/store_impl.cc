@@ -395,6 +395,16 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     MENTAT_RETURN_IF_ERROR(txn.Rollback());
     return std::move(out->report);
   }
+  if (!borrowed_ && !in_memory_) {
+    // The checkpoint threshold in force at this commit: higher after a large transaction.
+    int64_t want = out->report.tx_data.size() >= storage::kLargeTxDatoms
+                       ? storage::kWalAutocheckpointLargeTx
+                       : storage::kWalAutocheckpoint;
+    if (want != c->wal_autocheckpoint) {
+      MENTAT_RETURN_IF_ERROR(c->db->Exec("PRAGMA wal_autocheckpoint = " + std::to_string(want)));
+      c->wal_autocheckpoint = want;
+    }
+  }
   MENTAT_RETURN_IF_ERROR(txn.Commit());
   // Our own commit does not change our data_version; note the new snapshot's schema.
   MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));

@@ -25,6 +25,7 @@ class StoreImpl {
     int64_t data_version = -1;
     int64_t schema_gen = -1;
     std::shared_ptr<const Schema> schema;
+    int64_t wal_autocheckpoint = storage::kWalAutocheckpoint;  // as set on `db`
   };
 
   // A connection borrowed from the pool; returned on destruction.
