@@ -55,7 +55,7 @@ struct IndexAction {
   Entid attribute = 0;
   std::string ident;   // without the leading ':'
   int64_t uses = 0;    // kCreate: value-filtered queries on the attribute in this period
-  std::string reason;  // kDrop: "idle", "mode schema" or "in the schema"
+  std::string reason;  // kDrop: "idle", "mode schema", "in the schema", "no such attribute"
   // "create value index on :a/b (20 value-filtered queries)", "drop value index on :a/b (idle)"
   std::string ToString() const;
   friend bool operator==(const IndexAction&, const IndexAction&) = default;

@@ -88,7 +88,9 @@ Result<std::vector<IndexAction>> IndexAdvisor::Plan(storage::Connection* c, cons
     std::string reason;
     if (m == AutoIndex::kSchema) {
       reason = "mode schema";
-    } else if (!attr || by_schema.value_indexed()) {
+    } else if (!attr) {
+      reason = "no such attribute";
+    } else if (by_schema.value_indexed()) {
       reason = "in the schema";
     } else if (n == 0 && now - last_used >= idle_s_) {
       reason = "idle";

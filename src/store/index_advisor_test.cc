@@ -8,22 +8,12 @@
 #include <string>
 
 #include "query/ast.h"
+#include "store/store_test_util.h"
 
 namespace mentat {
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/mentat-advisor-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf " + dir_).c_str()); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-};
+using testing::TempDir;
 
 // 40 people: :p/age is not indexed (40 distinct values), :p/team has 2 values.
 std::unique_ptr<Store> PeopleStore(const std::string& path, const Options& o = {}) {

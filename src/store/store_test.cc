@@ -13,6 +13,7 @@
 
 #include "storage/format.h"
 #include "storage/sqlite.h"
+#include "store/store_test_util.h"
 
 namespace mentat {
 namespace {
@@ -23,18 +24,7 @@ const char* kSchema = R"([
   {:db/ident :p/seen :db/valueType :db.type/long :db/cardinality :db.cardinality/one :db/noHistory true}
   {:db/ident :p/bio :db/valueType :db.type/string :db/cardinality :db.cardinality/one :db/fulltext true}])";
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/mentat-store-test-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf " + dir_).c_str()); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-
- private:
-  std::string dir_;
-};
+using testing::TempDir;
 
 std::unique_ptr<Store> MustOpen(const std::string& path, const Options& o = {}) {
   auto s = Store::open(path, o);
