@@ -1,7 +1,9 @@
 // Prepared queries: parse once, cache plans, run; Run/Explain entry points.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "query/execute.h"
@@ -120,10 +122,45 @@ std::string ShapeKey(const DbView& v) {
 
 }  // namespace
 
+namespace {
+
+// The plan key of the common case (the `$` database alone, no rule set), compared field by
+// field: a repeated query finds its plan without building the string key or copying the
+// views.
+struct FastKey {
+  uint64_t schema_gen = 0;
+  const Schema* schema = nullptr;
+  bool planner = false, as_of = false, history = false;
+  std::optional<Entid> since;
+  std::array<int8_t, 8> sizes{};  // per input: log2 size class of a collection, else -1
+  bool operator==(const FastKey&) const = default;
+};
+
+// Fills `k`; false when the query is not the common case.
+bool MakeFastKey(const ExecContext& ctx, const BoundInputs& in, FastKey* k) {
+  if (!ctx.sources.empty() || in.rules || in.sizes.size() > k->sizes.size()) return false;
+  k->schema_gen = ctx.schema_gen;
+  k->schema = ctx.schema;
+  k->planner = ctx.use_planner;
+  k->as_of = ctx.view.as_of.has_value();
+  k->since = ctx.view.since;
+  k->history = ctx.view.history;
+  k->sizes.fill(-1);
+  for (size_t i = 0; i < in.sizes.size(); ++i)
+    if (in.values[i] && in.values[i]->is_seq())
+      k->sizes[i] = static_cast<int8_t>(std::log2(1.0 + static_cast<double>(in.sizes[i])));
+  return true;
+}
+
+}  // namespace
+
 class PlanCache {
  public:
   std::mutex mu;
   std::unordered_map<std::string, std::shared_ptr<const CachedPlan>> plans;
+  // The plan the last common-case run used, and its key.
+  FastKey last_key;
+  std::shared_ptr<const CachedPlan> last;
 };
 
 Prepared::Prepared() = default;
@@ -156,6 +193,23 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   MENTAT_RETURN_IF_ERROR(EnsureRegistered(ctx.conn->raw()));
   Setup s;
   MENTAT_ASSIGN_OR_RETURN(s.inputs, MatchInputs(q, ctx, inputs));
+  auto now = std::chrono::steady_clock::now();
+  FastKey fast_key;
+  bool fast = MakeFastKey(ctx, s.inputs, &fast_key);
+  auto remember = [&](const std::shared_ptr<const CachedPlan>& plan) {
+    if (!fast) return;
+    std::lock_guard<std::mutex> lock(cache->mu);
+    cache->last_key = fast_key;
+    cache->last = plan;
+  };
+  if (fast) {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    if (cache->last && cache->last_key == fast_key &&
+        now - cache->last->compiled->built < kPlanMaxAge) {
+      s.plan = cache->last;
+      return s;
+    }
+  }
   std::map<std::string, DbView> views = ctx.sources;
   views["$"] = ctx.view;
   std::string key = std::to_string(ctx.schema_gen) + "|" +
@@ -166,14 +220,17 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i)
     if (s.inputs.values[i] && s.inputs.values[i]->is_seq())
       key += "|n" + std::to_string(static_cast<int>(std::log2(1.0 + s.inputs.sizes[i])));
-  auto now = std::chrono::steady_clock::now();
+  std::shared_ptr<const CachedPlan> hit;
   {
     std::lock_guard<std::mutex> lock(cache->mu);
     auto it = cache->plans.find(key);
-    if (it != cache->plans.end() && now - it->second->compiled->built < kPlanMaxAge) {
-      s.plan = it->second;
-      return s;
-    }
+    if (it != cache->plans.end() && now - it->second->compiled->built < kPlanMaxAge)
+      hit = it->second;
+  }
+  if (hit) {
+    remember(hit);
+    s.plan = std::move(hit);
+    return s;
   }
   RuleSet rules;
   AnalyzeEnv env;
@@ -199,6 +256,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
     if (cache->plans.size() > 64) cache->plans.clear();
     cache->plans[key] = plan;
   }
+  remember(plan);
   s.plan = std::move(plan);
   return s;
 }

@@ -2,6 +2,7 @@
 // carray.c: an eponymous-only table-valued function taking a pointer argument).
 #include "query/relation.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -294,9 +295,14 @@ const sqlite3_module kRelModule = MakeRelModule();
 std::mutex g_mu;
 std::set<sqlite3*>* g_registered = new std::set<sqlite3*>();
 
+// Bumped by every unregistration, so that a thread's memory of the last connection it
+// found registered is dropped when any connection closes (a new one may reuse the address).
+std::atomic<uint64_t> g_unregistered{0};
+
 void Unregister(void* db) {
   std::lock_guard<std::mutex> lock(g_mu);
   g_registered->erase(static_cast<sqlite3*>(db));
+  g_unregistered.fetch_add(1, std::memory_order_release);
 }
 
 }  // namespace
@@ -304,9 +310,19 @@ void Unregister(void* db) {
 Status RegisterFunctions(sqlite3* db);  // sql_functions.cc
 
 Status EnsureRegistered(sqlite3* db) {
+  // The common case, a connection this thread found registered before, without the
+  // process-wide lock: readers on different threads never meet here.
+  thread_local sqlite3* t_db = nullptr;
+  thread_local uint64_t t_gen = 0;
+  uint64_t gen = g_unregistered.load(std::memory_order_acquire);
+  if (db == t_db && gen == t_gen) return Status::OK();
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (g_registered->count(db)) return Status::OK();
+    if (g_registered->count(db)) {
+      t_db = db;
+      t_gen = gen;
+      return Status::OK();
+    }
   }
   int rc = sqlite3_create_module_v2(db, "mentat_rel", &kRelModule, db, Unregister);
   if (rc != SQLITE_OK)
@@ -314,6 +330,8 @@ Status EnsureRegistered(sqlite3* db) {
   MENTAT_RETURN_IF_ERROR(RegisterFunctions(db));
   std::lock_guard<std::mutex> lock(g_mu);
   g_registered->insert(db);
+  t_db = db;
+  t_gen = gen;
   return Status::OK();
 }
 
