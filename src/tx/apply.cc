@@ -23,8 +23,7 @@ struct DatomKey {
 };
 struct DatomKeyHash {
   size_t operator()(const DatomKey& k) const {
-    return (std::hash<int64_t>()(k.e) * 1000003) ^ (std::hash<int64_t>()(k.a) * 7919) ^
-           k.v.Hash();
+    return (std::hash<int64_t>()(k.e) * 1000003) ^ (std::hash<int64_t>()(k.a) * 7919) ^ k.v.Hash();
   }
 };
 struct AvKeyHash {
@@ -66,9 +65,8 @@ class Applier {
           list += edn::Print(schema::Decode(v, attr->type));
         }
         return ErrorAt(Code::kConflict, vals.begin()->second->form.pos(),
-                       "two values for cardinality-one attribute :" + attr->ident +
-                           " of entity " + std::to_string(ea.first) +
-                           " in one transaction: " + list);
+                       "two values for cardinality-one attribute :" + attr->ident + " of entity " +
+                           std::to_string(ea.first) + " in one transaction: " + list);
       }
     }
     // 3. Retractions that exist (others are no-ops).
@@ -84,8 +82,7 @@ class Applier {
       if (attr->unique != Unique::kNone) {
         auto av = std::make_pair(key.a, key.v);
         auto [it, fresh] = unique_in_tx.emplace(av, key.e);
-        if (!fresh && it->second != key.e)
-          return UniqueConflict(*attr, key, it->second, term);
+        if (!fresh && it->second != key.e) return UniqueConflict(*attr, key, it->second, term);
         MENTAT_ASSIGN_OR_RETURN(auto holder, LookupUnique(c_, key.a, key.v));
         if (holder && *holder != key.e && !retracted_.count(DatomKey{*holder, key.a, key.v}))
           return UniqueConflict(*attr, key, *holder, term);
@@ -176,11 +173,12 @@ class Applier {
           expected = std::move(v);
         }
         MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(t.e.id, t.a));
-        bool match = expected ? (current.size() == 1 && current[0].first == *expected)
-                              : current.empty();
+        bool match =
+            expected ? (current.size() == 1 && current[0].first == *expected) : current.empty();
         if (!match) {
-          std::string found =
-              current.empty() ? "no value" : edn::Print(schema::Decode(current[0].first, attr->type));
+          std::string found = current.empty()
+                                  ? "no value"
+                                  : edn::Print(schema::Decode(current[0].first, attr->type));
           std::string wanted =
               expected ? edn::Print(schema::Decode(*expected, attr->type)) : "no value";
           return ErrorAt(Code::kCasMismatch, t.form.pos(),
@@ -217,7 +215,8 @@ class Applier {
       }
       for (const auto& [a, attr] : schema_.attributes()) {
         if (attr.type != ValueType::kRef) continue;
-        MENTAT_ASSIGN_OR_RETURN(auto s, c_->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
+        MENTAT_ASSIGN_OR_RETURN(
+            auto s, c_->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
         s->BindInt(1, a);
         s->BindInt(2, e);
         for (;;) {
@@ -244,8 +243,8 @@ class Applier {
   }
 
   Result<std::optional<Entid>> Existing(const DatomKey& k) {
-    MENTAT_ASSIGN_OR_RETURN(
-        auto s, c_->Cached("SELECT tx FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
+    MENTAT_ASSIGN_OR_RETURN(auto s,
+                            c_->Cached("SELECT tx FROM datoms WHERE e = ?1 AND a = ?2 AND v = ?3"));
     s->BindInt(1, k.e);
     s->BindInt(2, k.a);
     schema::Bind(*s, 3, k.v);
@@ -273,8 +272,8 @@ class Applier {
 
 }  // namespace
 
-Result<Changes> Apply(storage::Connection* c, const Schema& schema,
-                      const std::vector<Term>& terms, const Resolution& res) {
+Result<Changes> Apply(storage::Connection* c, const Schema& schema, const std::vector<Term>& terms,
+                      const Resolution& res) {
   Applier a(c, schema, res);
   return a.Run(terms);
 }
