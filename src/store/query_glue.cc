@@ -160,9 +160,9 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
     }
     return prepared.Execute(ctx, options.inputs);
   });
-  // An adaptive tuning pass that is due runs after the read, on this thread; it is skipped
-  // (and stays due) while a writer of this process is busy, and its errors (a read-only
-  // file, a busy store) leave the query's result alone.
+  // An adaptive tuning pass that is due runs after the read, on this thread. It is skipped
+  // while a writer of this process is busy (the next pass then comes at the end of the
+  // period), and its errors (a busy store) leave the query's result alone.
   if (tune && !impl->options().read_only) (void)impl->TuneIndexes(false, true);
   return result;
 }
