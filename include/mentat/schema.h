@@ -51,8 +51,10 @@ struct Attribute {
   // reverse references are an index range, as Datomic's VAET), or an adaptive index.
   // Otherwise its datoms are indexed by entity only (AEVT), and a query that filters it
   // by value reads all of them. doc/format.md "Attribute indexes".
-  bool value_indexed() const {
-    return unique != Unique::kNone || index || type == ValueType::kRef || auto_index;
+  bool value_indexed() const { return schema_value_indexed() || auto_index; }
+  // The same without adaptive indexes: what the schema alone asks for.
+  bool schema_value_indexed() const {
+    return unique != Unique::kNone || index || type == ValueType::kRef;
   }
 };
 

@@ -83,14 +83,12 @@ Result<std::vector<IndexAction>> IndexAdvisor::Plan(storage::Connection* c, cons
     int64_t last_used = rows->ColumnInt(1);
     const Attribute* attr = schema.attribute(a);
     int64_t n = uses_.count(a) ? uses_.at(a) : 0;
-    Attribute by_schema = attr ? *attr : Attribute{};
-    by_schema.auto_index = false;
     std::string reason;
     if (m == AutoIndex::kSchema) {
       reason = "mode schema";
     } else if (!attr) {
       reason = "no such attribute";
-    } else if (by_schema.value_indexed()) {
+    } else if (attr->schema_value_indexed()) {
       reason = "in the schema";
     } else if (n == 0 && now - last_used >= idle_s_) {
       reason = "idle";

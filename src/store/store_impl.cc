@@ -349,12 +349,8 @@ Result<std::vector<IndexAction>> StoreImpl::TuneIndexes(bool dry_run, bool only_
       MENTAT_ASSIGN_OR_RETURN(auto del, c->db->Cached("DELETE FROM auto_indexes WHERE a = ?1"));
       del->BindInt(1, act.attribute);
       MENTAT_RETURN_IF_ERROR(del->Run());
-      if (attr) {
-        Attribute by_schema = *attr;
-        by_schema.auto_index = false;
-        if (!by_schema.value_indexed())
-          MENTAT_RETURN_IF_ERROR(tx::MoveAttributeIndex(c->db.get(), act.attribute, false));
-      }
+      if (attr && !attr->schema_value_indexed())
+        MENTAT_RETURN_IF_ERROR(tx::MoveAttributeIndex(c->db.get(), act.attribute, false));
     }
   }
   for (const auto& [a, n] : used) {
