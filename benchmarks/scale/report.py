@@ -63,7 +63,7 @@ def fmt_csv(v):
     if v is None:
         return ""
     if isinstance(v, float):
-        return f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v))
+        return f"{v:.4f}".rstrip("0").rstrip(".") if v != int(v) else str(int(v))
     return v
 
 
@@ -71,7 +71,9 @@ def ms(v):
     if v is None:
         return ""
     v = float(v)
-    return f"{v:,.0f}" if v >= 1000 else f"{v:.3f}"
+    # Four decimals (0.1 us) below 0.1 ms: point lookups take a few microseconds, and at
+    # 1 us resolution the ratio of two of them is mostly rounding.
+    return f"{v:,.0f}" if v >= 1000 else f"{v:.3f}" if v >= 0.1 else f"{v:.4f}"
 
 
 def rate(v):
@@ -221,13 +223,24 @@ def headline(rows):
     series = series_of([r for r in rows if r["scenario"] in READS])
     if not series:
         return []
-    lines = ["| scenario | " + " | ".join(f"{b} {s} p50 ms" for b, s in series) + " |",
-             "|---|" + "---:|" * len(series)]
+    # Per scale with both: the embedded p50 over the sqlite-sql p50 (the hand-written SQL
+    # on the same store file).
+    ratios = [sc for sc in dict.fromkeys(s for _, s in series)
+              if ("embedded", sc) in series and ("sqlite-sql", sc) in series]
+    lines = ["| scenario | " + " | ".join(f"{b} {s} p50 ms" for b, s in series) +
+             "".join(f" | embedded / sqlite-sql {sc}" for sc in ratios) + " |",
+             "|---|" + "---:|" * (len(series) + len(ratios))]
+
+    def point(s, b, sc):
+        r = next((r for r in rows if r["scenario"] == s and r["backend"] == b
+                  and r["scale"] == sc and r["clients"] == "1"), None)
+        ok = r is not None and "ceiling" not in r["note"] and r["count"] > 0
+        return r, ok
+
     for s in READS:
         cells = []
         for b, sc in series:
-            r = next((r for r in rows if r["scenario"] == s and r["backend"] == b
-                      and r["scale"] == sc and r["clients"] == "1"), None)
+            r, ok = point(s, b, sc)
             if r is None:
                 cells.append("")
             elif "ceiling" in r["note"]:
@@ -237,6 +250,11 @@ def headline(rows):
             else:
                 cpu = f" ({ms(r['cpu_p50_ms'])})" if r["cpu_p50_ms"] is not None else ""
                 cells.append(ms(r["p50_ms"]) + cpu)
+        for sc in ratios:
+            (e, eok), (q, qok) = point(s, "embedded", sc), point(s, "sqlite-sql", sc)
+            ok = eok and qok and q["p50_ms"] > 0
+            x = e["p50_ms"] / q["p50_ms"] if ok else None
+            cells.append("" if x is None else f"{x:.2f}" if x >= 0.1 else f"{x:.1g}")
         lines.append(f"| {s} | " + " | ".join(cells) + " |")
     return lines
 

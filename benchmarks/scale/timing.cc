@@ -265,13 +265,13 @@ Status WriteRow(const Context& ctx, const RunInfo& run, const std::string& scena
   double ops = elapsed > 0 ? all.size() / elapsed : 0;
   std::string line = scenario + "," + run.backend + "," + ctx.scale + "," +
                      std::to_string(ctx.n_datoms) + "," + std::to_string(clients) + "," + op + "," +
-                     std::to_string(all.size()) + "," + Fixed(Percentile(all, 0.50), 3) + "," +
-                     Fixed(Percentile(all, 0.95), 3) + "," + Fixed(Percentile(all, 0.99), 3) + "," +
-                     Fixed(all.empty() ? 0 : all.back(), 3) + "," + Fixed(ops, 2) + "," +
+                     std::to_string(all.size()) + "," + Fixed(Percentile(all, 0.50), 4) + "," +
+                     Fixed(Percentile(all, 0.95), 4) + "," + Fixed(Percentile(all, 0.99), 4) + "," +
+                     Fixed(all.empty() ? 0 : all.back(), 4) + "," + Fixed(ops, 2) + "," +
                      std::to_string(errors) + "," + std::to_string(run.rep) + "," + note + "," +
-                     Fixed(Percentile(cpu, 0.50), 3);
+                     Fixed(Percentile(cpu, 0.50), 4);
   std::fprintf(
-      stderr, "  %-16s %-10s %-3s c=%-3d %-20s n=%-8zu p50=%9.3f p99=%9.3f ms %10.1f/s%s%s\n",
+      stderr, "  %-16s %-10s %-3s c=%-3d %-20s n=%-8zu p50=%10.4f p99=%10.4f ms %10.1f/s%s%s\n",
       scenario.c_str(), run.backend.c_str(), ctx.scale.c_str(), clients, op.c_str(), all.size(),
       Percentile(all, 0.5), Percentile(all, 0.99), ops, note.empty() ? "" : "  ", note.c_str());
   return AppendLine(run.out_dir + "/raw.csv", kRawHeader, line);

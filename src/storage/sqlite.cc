@@ -36,7 +36,14 @@ Statement::~Statement() {
   if (stmt_) sqlite3_finalize(stmt_);
 }
 
+namespace {
+thread_local uint64_t tls_steps = 0;
+}  // namespace
+
+uint64_t ThreadSteps() { return tls_steps; }
+
 Result<bool> Statement::Step() {
+  ++tls_steps;
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -44,6 +51,7 @@ Result<bool> Statement::Step() {
 }
 
 Status Statement::Run() {
+  ++tls_steps;
   for (;;) {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_DONE) return Status::OK();
@@ -94,13 +102,17 @@ Result<Statement> Connection::Prepare(std::string_view sql) {
 }
 
 Result<CachedStatement> Connection::Cached(const std::string& sql) {
+  for (const Recent& r : recent_)
+    if (r.stmt && r.sql == sql) return CachedStatement(r.stmt);
   auto it = cache_.find(sql);
-  if (it != cache_.end()) return CachedStatement(it->second.get());
-  MENTAT_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
-  auto owned = std::make_unique<Statement>(std::move(s));
-  Statement* raw = owned.get();
-  cache_.emplace(sql, std::move(owned));
-  return CachedStatement(raw);
+  if (it == cache_.end()) {
+    MENTAT_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+    it = cache_.emplace(sql, std::make_unique<Statement>(std::move(s))).first;
+  }
+  // The map's keys stay put until ClearCache (node-based container).
+  recent_[recent_next_] = Recent{it->first, it->second.get()};
+  recent_next_ = (recent_next_ + 1) % recent_.size();
+  return CachedStatement(it->second.get());
 }
 
 Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {
@@ -108,6 +120,12 @@ Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row || s->ColumnType(0) == SQLITE_NULL) return fallback;
   return s->ColumnInt(0);
+}
+
+uint32_t Connection::PagerDataVersion() const {
+  unsigned int v = 0;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
+  return v;
 }
 
 Transaction::~Transaction() {

@@ -4,6 +4,7 @@
 // A Connection is used by one thread at a time (callers lease it from the store's pool).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,10 @@ namespace mentat::storage {
 
 // Converts a SQLite result code (and the connection's message) into a Status.
 Status SqliteError(sqlite3* db, int rc, std::string_view what);
+
+// Statement::Step and Statement::Run calls made by this thread so far: lets a caller tell
+// whether some work ran any statement at all (StoreImpl::Read).
+uint64_t ThreadSteps();
 
 class Statement {
  public:
@@ -107,16 +112,35 @@ class Connection {
   // Returns the cached prepared statement for `sql`, preparing it on first use.
   Result<CachedStatement> Cached(const std::string& sql);
   // Drops every cached statement (after DDL changes, for instance).
-  void ClearCache() { cache_.clear(); }
+  void ClearCache() {
+    recent_ = {};
+    cache_.clear();
+  }
   // Single-value query helper: the first column of the first row as an integer,
   // or `fallback` when there is no row.
   Result<int64_t> QueryInt(const std::string& sql, int64_t fallback);
+
+  // SQLite's data version of the main database (SQLITE_FCNTL_DATA_VERSION): it changes
+  // when a read transaction begins on a store that changed since this connection's last
+  // one, and at this connection's own commits. No statement runs.
+  uint32_t PagerDataVersion() const;
+  // True inside a read or write transaction on the main database.
+  bool InTransaction() const { return sqlite3_txn_state(db_, "main") != SQLITE_TXN_NONE; }
 
  private:
   Connection(sqlite3* db, bool borrowed) : db_(db), borrowed_(borrowed) {}
   sqlite3* db_;
   bool borrowed_ = false;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
+  // The last statements Cached returned, checked before the map: a read runs the same few
+  // (BEGIN, its query, COMMIT) call after call, and comparing a query's text costs less
+  // than hashing it.
+  struct Recent {
+    std::string_view sql;  // the map's key
+    Statement* stmt = nullptr;
+  };
+  std::array<Recent, 4> recent_{};
+  size_t recent_next_ = 0;
 };
 
 // Transaction guard: Begin starts it, the destructor rolls it back unless committed.

@@ -54,26 +54,38 @@ Db WithOptions(const Db& db, const QueryOptions& o) {
   return d;
 }
 
+// The parsed form of a pull pattern against `c`'s schema: kept on the connection for the
+// patterns of recent queries, so that a repeated query does not parse its pattern again.
+Result<std::shared_ptr<const pull::Pattern>> PullPattern(StoreImpl::Conn* c,
+                                                         const edn::Value& pattern) {
+  constexpr size_t kKept = 16;
+  auto& kept = c->pull_patterns;
+  if (c->pull_schema != c->schema) {
+    kept.clear();
+    c->pull_schema = c->schema;
+  }
+  for (const auto& [form, parsed] : kept)
+    if (form == pattern) return parsed;
+  MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*c->schema, pattern));
+  if (kept.size() == kKept) kept.erase(kept.begin());
+  kept.emplace_back(pattern, parsed);
+  return parsed;
+}
+
 // The pull hook of an ExecContext, for queries with (pull ?e pattern) in :find.
 void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
-  auto patterns = std::make_shared<std::map<std::string, std::shared_ptr<const pull::Pattern>>>();
   storage::Connection* conn = c->db.get();
   const Schema* schema = c->schema.get();
-  ctx->pull_many = [conn, schema, patterns](
+  ctx->pull_many = [c, conn, schema](
                        const query::DbView& v, const edn::Value& pattern,
                        const std::vector<Entid>& eids,
                        const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
-    std::string key = edn::Print(pattern);
-    auto it = patterns->find(key);
-    if (it == patterns->end()) {
-      MENTAT_ASSIGN_OR_RETURN(auto parsed, pull::ParsePattern(*schema, pattern));
-      it = patterns->emplace(key, std::move(parsed)).first;
-    }
+    MENTAT_ASSIGN_OR_RETURN(auto parsed, PullPattern(c, pattern));
     ResolvedView rv;
     rv.as_of = v.as_of;
     rv.since = v.since;
     rv.history = false;  // pull reads the entity as of the view's time bounds
-    return pull::PullMany(conn, *schema, rv, *it->second, eids, check);
+    return pull::PullMany(conn, *schema, rv, *parsed, eids, check);
   };
 }
 
@@ -144,22 +156,30 @@ namespace {
 Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
                           const QueryOptions& options) {
   StoreImpl* impl = db.store()->impl();
-  bool tune = false;
-  auto result = impl->Read([&](StoreImpl::Conn* c) -> Result<QueryResult> {
-    query::ExecContext ctx;
-    MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
-    if (impl->advisor().mode() == AutoIndex::kAdaptive)
-      tune = impl->advisor().Record(ValueFilteredAttributes(prepared.parsed(), *ctx.schema),
-                                    *ctx.schema);
-    if (ctx.use_planner) {
-      // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
-      MENTAT_ASSIGN_OR_RETURN(
-          auto counted, TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema, c->schema_gen,
-                                      prepared.parsed(), ctx.view, options.inputs.size()));
-      if (counted) return std::move(*counted);
-    }
-    return prepared.Execute(ctx, options.inputs);
-  });
+  bool tune = false, recorded = false;
+  // A query without pull runs one statement (rules and lookup refs add a few): no
+  // BEGIN/COMMIT around it while the store has not changed (StoreImpl::Read).
+  bool pulls = false;
+  for (const auto& f : prepared.parsed().find) pulls |= f.kind == query::FindElem::Kind::kPull;
+  auto kind = pulls ? StoreImpl::ReadKind::kTransaction : StoreImpl::ReadKind::kAutocommit;
+  auto result = impl->Read(
+      [&](StoreImpl::Conn* c) -> Result<QueryResult> {
+        query::ExecContext ctx;
+        MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
+        if (impl->advisor().mode() == AutoIndex::kAdaptive && !std::exchange(recorded, true))
+          tune = impl->advisor().Record(ValueFilteredAttributes(prepared.parsed(), *ctx.schema),
+                                        *ctx.schema);
+        if (ctx.use_planner) {
+          // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
+          MENTAT_ASSIGN_OR_RETURN(
+              auto counted,
+              TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema, c->schema_gen,
+                            prepared.parsed(), ctx.view, options.inputs.size()));
+          if (counted) return std::move(*counted);
+        }
+        return prepared.Execute(ctx, options.inputs);
+      },
+      kind);
   // An adaptive tuning pass that is due runs after the read, on this thread. It is skipped
   // while a writer of this process is busy (the next pass then comes at the end of the
   // period), and its errors (a busy store) leave the query's result alone.

@@ -271,8 +271,19 @@ std::shared_ptr<const Schema> StoreImpl::CurrentSchema() {
 }
 
 Status StoreImpl::Sync(Conn* c) {
+  c->pager_version_known = false;
   MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
-  if (dv == c->data_version && c->schema) return Status::OK();
+  // The statement above began the read transaction: the pager's version is this snapshot's,
+  // and Read may trust it once the snapshot's schema is in `c`. Borrowed connections run
+  // inside the host's transactions, and in-memory stores share one cache: Read's optimistic
+  // path is for owned file connections only.
+  const uint32_t pager_version = c->db->PagerDataVersion();
+  auto synced = [&] {
+    c->pager_version_known = !borrowed_ && !in_memory_;
+    c->pager_version = pager_version;
+    return Status::OK();
+  };
+  if (dv == c->data_version && c->schema) return synced();
   // Another process may have changed the file's format since we opened it (a newer mentat
   // upgrading it): reading or writing it with this format's rules would misread it.
   MENTAT_ASSIGN_OR_RETURN(int64_t format, c->db->QueryInt("PRAGMA user_version", 0));
@@ -287,13 +298,13 @@ Status StoreImpl::Sync(Conn* c) {
   MENTAT_ASSIGN_OR_RETURN(int64_t gen,
                           c->db->QueryInt("SELECT value FROM meta WHERE key = 'schema_gen'", 0));
   c->data_version = dv;
-  if (gen == c->schema_gen && c->schema) return Status::OK();
+  if (gen == c->schema_gen && c->schema) return synced();
   {
     std::lock_guard<std::mutex> lock(schema_mu_);
     if (gen == schema_gen_ && schema_) {
       c->schema = schema_;
       c->schema_gen = gen;
-      return Status::OK();
+      return synced();
     }
   }
   MENTAT_ASSIGN_OR_RETURN(Schema loaded, schema::LoadSchema(c->db.get()));
@@ -301,7 +312,7 @@ Status StoreImpl::Sync(Conn* c) {
   c->schema = shared;
   c->schema_gen = gen;
   Publish(shared, gen);
-  return Status::OK();
+  return synced();
 }
 
 Status StoreImpl::InitAdvisor() {
@@ -368,6 +379,7 @@ Result<std::vector<IndexAction>> StoreImpl::TuneIndexes(bool dry_run, bool only_
         c->db->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
   MENTAT_RETURN_IF_ERROR(txn.Commit());
   c->data_version = -1;
+  c->pager_version_known = false;
   c->schema_gen = -1;
   advisor_.EndPeriod();
   return actions;
@@ -405,6 +417,8 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
   // Our own commit does not change our data_version; note the new snapshot's schema.
   MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
   c->data_version = dv;
+  // The next read on this connection syncs again (the commit moved the pager's version).
+  c->pager_version_known = false;
   if (out->new_schema) {
     std::shared_ptr<const Schema> s = std::move(out->new_schema);
     c->schema = s;

@@ -17,15 +17,27 @@
 
 namespace mentat {
 
+namespace pull {
+struct Pattern;
+}  // namespace pull
+
 class StoreImpl {
  public:
   // One SQLite connection and what it knows about its snapshot.
   struct Conn {
     std::unique_ptr<storage::Connection> db;
     int64_t data_version = -1;
+    // SQLite's pager data version at the snapshot `schema` was synced in, when known
+    // (owned file connections; see Read).
+    bool pager_version_known = false;
+    uint32_t pager_version = 0;
     int64_t schema_gen = -1;
     std::shared_ptr<const Schema> schema;
     int64_t wal_autocheckpoint = storage::kWalAutocheckpoint;  // as set on `db`
+    // Pull patterns parsed against `pull_schema` (query_glue.cc), most recent last. The
+    // schema is held so that its address cannot be reused by another one.
+    std::shared_ptr<const Schema> pull_schema;
+    std::vector<std::pair<edn::Value, std::shared_ptr<const pull::Pattern>>> pull_patterns;
   };
 
   // A connection borrowed from the pool; returned on destruction.
@@ -61,14 +73,48 @@ class StoreImpl {
 
   Result<TxReport> Transact(const edn::Value& data, bool speculative);
 
-  // Runs `fn(conn)` inside a read transaction with a synced schema.
+  // How Read brackets its work.
+  enum class ReadKind : uint8_t {
+    kTransaction,  // BEGIN ... COMMIT: one snapshot for every statement of `fn`
+    kAutocommit,   // no BEGIN/COMMIT when the snapshot is known not to have moved
+  };
+
+  // Runs `fn(conn)` on one snapshot of the store with that snapshot's schema.
+  //
+  // Optimistically first, without Sync's statements: `fn` runs with the schema of the
+  // connection's last synced snapshot, and its result stands when it ran at least one
+  // statement and SQLite's pager data version is still that snapshot's. The version moves
+  // when a read transaction begins on a store that changed since the connection's last one
+  // (and at its own commits), so an unchanged version means every read transaction of `fn`
+  // saw the synced snapshot. kAutocommit also leaves out BEGIN and COMMIT: each statement
+  // of `fn` then begins its own read transaction, all checked by the version (for work of
+  // one statement, where the bracket is pure cost). Otherwise, or when the version moved,
+  // `fn` runs (again) inside a transaction after Sync. `fn` may therefore run twice; its
+  // side effects must allow that.
   template <typename Fn>
-  auto Read(Fn&& fn) -> decltype(fn(static_cast<Conn*>(nullptr))) {
+  auto Read(Fn&& fn, ReadKind kind = ReadKind::kTransaction)
+      -> decltype(fn(static_cast<Conn*>(nullptr))) {
     MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
-    storage::Transaction txn(lease->db.get());
+    Conn* c = lease.get();
+    const bool known = c->pager_version_known;
+    if (known && kind == ReadKind::kAutocommit && c->db->InTransaction() == false) {
+      uint64_t steps = storage::ThreadSteps();
+      auto result = fn(c);
+      if (storage::ThreadSteps() != steps && !c->db->InTransaction() &&
+          c->db->PagerDataVersion() == c->pager_version)
+        return result;
+    }
+    storage::Transaction txn(c->db.get());
     MENTAT_RETURN_IF_ERROR(txn.Begin(false));
-    MENTAT_RETURN_IF_ERROR(Sync(lease.get()));
-    auto result = fn(lease.get());
+    if (known) {
+      auto result = fn(c);
+      if (c->db->InTransaction() && c->db->PagerDataVersion() == c->pager_version) {
+        (void)txn.Commit();
+        return result;
+      }
+    }
+    MENTAT_RETURN_IF_ERROR(Sync(c));
+    auto result = fn(c);
     (void)txn.Commit();
     return result;
   }

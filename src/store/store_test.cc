@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -274,6 +275,59 @@ TEST(Store, SeesOtherConnectionsSchemaAndData) {
   auto d = a->datoms(":avet", {edn::Value::Keyword("p/name")});
   ASSERT_TRUE(d.ok());
   EXPECT_EQ(d->size(), 1u);
+}
+
+// A repeated query runs without BEGIN/COMMIT and without re-reading the schema while the
+// store has not changed (StoreImpl::Read); each change by another connection, of data or of
+// schema, and each of its own writes must still show in the very next call.
+TEST(Store, RepeatedQueriesSeeEveryChangeAtOnce) {
+  TempDir dir;
+  std::string path = dir.Path("optimistic.db");
+  auto a = MustOpen(path);
+  auto b = MustOpen(path);
+  ASSERT_TRUE(a->transact(kSchema).ok());
+  auto names = [&](Store* s) {
+    auto r = s->q("[:find ?n :where [_ :p/name ?n]]");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::set<std::string> got;
+    if (r.ok())
+      for (const auto& row : r->rows) got.insert(row[0].str());
+    return got;
+  };
+  auto counts = [&](Store* s) {
+    auto r = s->q("[:find ?a (count ?e) :where [?e :p/age ?a]]");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    std::map<int64_t, int64_t> got;
+    if (r.ok())
+      for (const auto& row : r->rows) got[row[0].as_int()] = row[1].as_int();
+    return got;
+  };
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(names(b.get()).empty());
+  EXPECT_TRUE(counts(b.get()).empty());
+  ASSERT_TRUE(a->transact(R"([{:p/name "ann" :p/age 30}])").ok());
+  EXPECT_EQ(names(b.get()), (std::set<std::string>{"ann"}));
+  EXPECT_EQ(counts(b.get()), (std::map<int64_t, int64_t>{{30, 1}}));
+  EXPECT_EQ(counts(b.get()), (std::map<int64_t, int64_t>{{30, 1}}));
+  // Its own write, then another connection's, between two runs of the same query.
+  ASSERT_TRUE(b->transact(R"([{:p/name "bob" :p/age 30}])").ok());
+  EXPECT_EQ(names(b.get()), (std::set<std::string>{"ann", "bob"}));
+  EXPECT_EQ(counts(b.get()), (std::map<int64_t, int64_t>{{30, 2}}));
+  ASSERT_TRUE(a->transact(R"([[:db/retract [:p/name "ann"] :p/age 30]])").ok());
+  EXPECT_EQ(counts(b.get()), (std::map<int64_t, int64_t>{{30, 1}}));
+  // An attribute that another connection has just created is known to the next query.
+  ASSERT_TRUE(a->transact(R"([{:db/ident :p/nick :db/valueType :db.type/string
+                                :db/cardinality :db.cardinality/one}])")
+                  .ok());
+  EXPECT_EQ(names(b.get()), (std::set<std::string>{"ann", "bob"}));
+  ASSERT_TRUE(a->transact(R"([{:p/name "ann" :p/nick "annie"}])").ok());
+  auto nick = b->q("[:find ?k . :where [_ :p/nick ?k]]");
+  ASSERT_TRUE(nick.ok()) << nick.status().ToString();
+  ASSERT_EQ(nick->rows.size(), 1u);
+  EXPECT_EQ(nick->rows[0][0].str(), "annie");
+  // And a pull query (a transaction around the query and its pull) sees the same.
+  auto pulled = b->q("[:find (pull ?e [:p/nick]) . :where [?e :p/name \"ann\"]]");
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  EXPECT_EQ(edn::Print(pulled->rows.at(0).at(0)), "{:p/nick \"annie\"}");
 }
 
 TEST(Store, ConcurrentWritersNeverShareIds) {
