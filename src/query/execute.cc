@@ -296,6 +296,11 @@ Result<QueryResult> Execution::Run() {
   MENTAT_RETURN_IF_ERROR(Bind(*st, c_.main, main_rels_));
   std::vector<std::vector<edn::Value>> rows;
   const bool cpp = c_.cpp_mode;
+  // A scalar or tuple find keeps the first row of the SQL (which orders and limits): no
+  // step after it. The statement then stays active until Run returns, and with it its read
+  // transaction, which the pulls of Project share (StoreImpl::Read, ReadKind::kAutocommit).
+  const bool first_row = !cpp && (q_.find_kind == ParsedQuery::FindKind::kScalar ||
+                                  q_.find_kind == ParsedQuery::FindKind::kTuple);
   for (;;) {
     auto step = st->Step();
     if (!step.ok()) return intr_.Translate(step.status());
@@ -309,6 +314,7 @@ Result<QueryResult> Execution::Run() {
       for (const ProjElem& pe : c_.find) row.push_back(Decode(*st, pe.out));
     }
     rows.push_back(std::move(row));
+    if (first_row) break;
     if ((rows.size() & 4095) == 0) MENTAT_RETURN_IF_ERROR(intr_.Check());
   }
   return Project(std::move(rows));

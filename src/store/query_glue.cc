@@ -158,10 +158,20 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
   StoreImpl* impl = db.store()->impl();
   bool tune = false, recorded = false;
   // A query without pull runs one statement (rules and lookup refs add a few): no
-  // BEGIN/COMMIT around it while the store has not changed (StoreImpl::Read).
-  bool pulls = false;
-  for (const auto& f : prepared.parsed().find) pulls |= f.kind == query::FindElem::Kind::kPull;
-  auto kind = pulls ? StoreImpl::ReadKind::kTransaction : StoreImpl::ReadKind::kAutocommit;
+  // BEGIN/COMMIT around it while the store has not changed (StoreImpl::Read). Nor around a
+  // scalar or tuple find that pulls: its statement stays active through the pulls
+  // (Execution::Run), which so read in its transaction. A pull of many rows runs after
+  // its statement has finished, in a transaction of its own.
+  const query::ParsedQuery& parsed = prepared.parsed();
+  bool pulls = false, aggregates = false;
+  for (const auto& f : parsed.find) {
+    pulls |= f.kind == query::FindElem::Kind::kPull;
+    aggregates |= f.kind == query::FindElem::Kind::kAgg;
+  }
+  bool single = parsed.find_kind == query::ParsedQuery::FindKind::kScalar ||
+                parsed.find_kind == query::ParsedQuery::FindKind::kTuple;
+  auto kind = !pulls || (single && !aggregates) ? StoreImpl::ReadKind::kAutocommit
+                                                : StoreImpl::ReadKind::kTransaction;
   auto result = impl->Read(
       [&](StoreImpl::Conn* c) -> Result<QueryResult> {
         query::ExecContext ctx;

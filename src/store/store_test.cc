@@ -324,10 +324,24 @@ TEST(Store, RepeatedQueriesSeeEveryChangeAtOnce) {
   ASSERT_TRUE(nick.ok()) << nick.status().ToString();
   ASSERT_EQ(nick->rows.size(), 1u);
   EXPECT_EQ(nick->rows[0][0].str(), "annie");
-  // And a pull query (a transaction around the query and its pull) sees the same.
-  auto pulled = b->q("[:find (pull ?e [:p/nick]) . :where [?e :p/name \"ann\"]]");
-  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
-  EXPECT_EQ(edn::Print(pulled->rows.at(0).at(0)), "{:p/nick \"annie\"}");
+  // Pull queries: a scalar find reads its pull in its statement's read transaction, a
+  // relation find in a transaction around both.
+  auto pull_one = [&] {
+    auto r = b->q("[:find (pull ?e [:p/nick]) . :where [?e :p/name \"ann\"]]");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() && !r->rows.empty() ? edn::Print(r->rows[0][0]) : std::string();
+  };
+  auto pull_all = [&] {
+    auto r = b->q("[:find (pull ?e [:p/nick]) :where [?e :p/name _]]");
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? edn::Print(r->ToEdn()) : std::string();
+  };
+  EXPECT_EQ(pull_one(), "{:p/nick \"annie\"}");
+  EXPECT_EQ(pull_one(), "{:p/nick \"annie\"}");
+  EXPECT_EQ(pull_all(), "[[{:p/nick \"annie\"}] [nil]]");
+  ASSERT_TRUE(a->transact(R"([{:p/name "ann" :p/nick "an"} {:p/name "bob" :p/nick "bo"}])").ok());
+  EXPECT_EQ(pull_one(), "{:p/nick \"an\"}");
+  EXPECT_EQ(pull_all(), "[[{:p/nick \"an\"}] [{:p/nick \"bo\"}]]");
 }
 
 TEST(Store, ConcurrentWritersNeverShareIds) {
