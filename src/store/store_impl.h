@@ -97,7 +97,7 @@ class StoreImpl {
     MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
     Conn* c = lease.get();
     const bool known = c->pager_version_known;
-    if (known && kind == ReadKind::kAutocommit && c->db->InTransaction() == false) {
+    if (known && kind == ReadKind::kAutocommit && !c->db->InTransaction()) {
       uint64_t steps = storage::ThreadSteps();
       auto result = fn(c);
       if (storage::ThreadSteps() != steps && !c->db->InTransaction() &&
