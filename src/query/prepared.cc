@@ -29,14 +29,23 @@ struct BoundInputs {
 Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
                                 const std::vector<Input>& inputs) {
   BoundInputs out;
-  std::vector<const InSpec*> specs;
-  for (size_t i = 0; i < q.in.size(); ++i) {
-    if (i == 0 && q.in[i].kind == InSpec::Kind::kSrc && q.in[i].name == "$") continue;
-    specs.push_back(&q.in[i]);
-  }
+  // The :in elements that take a value: all but a leading $.
+  const size_t first =
+      !q.in.empty() && q.in[0].kind == InSpec::Kind::kSrc && q.in[0].name == "$" ? 1 : 0;
+  struct Specs {
+    const std::vector<InSpec>& in;
+    size_t first;
+    size_t size() const { return in.size() - first; }
+    bool empty() const { return size() == 0; }
+    const InSpec* operator[](size_t i) const { return &in[first + i]; }
+    const InSpec* back() const { return &in.back(); }
+  } specs{q.in, first};
+  out.values.reserve(specs.size());
+  out.sizes.reserve(specs.size());
   if (inputs.size() != specs.size()) {
     std::string names;
-    for (const InSpec* s : specs) names += (names.empty() ? "" : " ") + edn::Print(s->form);
+    for (size_t i = 0; i < specs.size(); ++i)
+      names += (names.empty() ? "" : " ") + edn::Print(specs[i]->form);
     std::string msg = "query expects " + std::to_string(specs.size()) + " input" +
                       (specs.size() == 1 ? "" : "s") + (names.empty() ? "" : " (" + names + ")") +
                       ", got " + std::to_string(inputs.size());
@@ -278,7 +287,7 @@ Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
   for (const ProjElem& pe : c.find)
     if (pe.kind == FindElem::Kind::kPull && !ctx.pull && !ctx.pull_many)
       return Status::Unsupported("pull is not supported yet");
-  Execution ex(ctx, *parsed_, c, s.inputs.values, intr);
+  Execution ex(ctx, *parsed_, c, std::move(s.inputs.values), intr);
   MENTAT_RETURN_IF_ERROR(WithInputPos(*parsed_, intr.Translate(ex.Prepare())));
   MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));
   auto r = ex.Run();

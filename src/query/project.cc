@@ -181,6 +181,7 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
       r.shape = QueryResult::Shape::kScalar;
       break;
   }
+  r.columns.reserve(c_.find.size());
   for (const ProjElem& pe : c_.find) r.columns.push_back(pe.name);
   r.map_keys = q_.keys;
   if (c_.cpp_mode) {
