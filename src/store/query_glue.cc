@@ -74,10 +74,7 @@ Result<std::shared_ptr<const pull::Pattern>> PullPattern(StoreImpl::Conn* c,
 
 // The pull hook of an ExecContext, for queries with (pull ?e pattern) in :find.
 void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
-  storage::Connection* conn = c->db.get();
-  const Schema* schema = c->schema.get();
-  ctx->pull_many = [c, conn, schema](
-                       const query::DbView& v, const edn::Value& pattern,
+  ctx->pull_many = [c](const query::DbView& v, const edn::Value& pattern,
                        const std::vector<Entid>& eids,
                        const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
     MENTAT_ASSIGN_OR_RETURN(auto parsed, PullPattern(c, pattern));
@@ -85,7 +82,7 @@ void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
     rv.as_of = v.as_of;
     rv.since = v.since;
     rv.history = false;  // pull reads the entity as of the view's time bounds
-    return pull::PullMany(conn, *schema, rv, *parsed, eids, check);
+    return pull::PullMany(c->db.get(), *c->schema, rv, *parsed, eids, check);
   };
 }
 
@@ -177,14 +174,12 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
         query::ExecContext ctx;
         MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
         if (impl->advisor().mode() == AutoIndex::kAdaptive && !std::exchange(recorded, true))
-          tune = impl->advisor().Record(ValueFilteredAttributes(prepared.parsed(), *ctx.schema),
-                                        *ctx.schema);
+          tune = impl->advisor().Record(ValueFilteredAttributes(parsed, *ctx.schema), *ctx.schema);
         if (ctx.use_planner) {
           // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
           MENTAT_ASSIGN_OR_RETURN(
-              auto counted,
-              TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema, c->schema_gen,
-                            prepared.parsed(), ctx.view, options.inputs.size()));
+              auto counted, TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema,
+                                          c->schema_gen, parsed, ctx.view, options.inputs.size()));
           if (counted) return std::move(*counted);
         }
         return prepared.Execute(ctx, options.inputs);
