@@ -61,6 +61,11 @@ struct IndexAction {
   friend bool operator==(const IndexAction&, const IndexAction&) = default;
 };
 
+// Which way an attribute cache maps (Store::cache; the Rust mentat's CacheDirection).
+// kForward: entity -> value, what queries and this store use. The value index (AVET)
+// already serves value -> entity lookups, so kReverse and kBoth are refused.
+enum class CacheDirection { kForward, kReverse, kBoth };
+
 struct Options {
   Synchronous synchronous = Synchronous::kNormal;
   int busy_timeout_ms = 10000;  // how long a writer waits for another writer
@@ -274,6 +279,22 @@ class Store {
   // long an adaptive index may go unused before it is dropped (default 24 hours).
   void set_index_tuning(int min_uses, std::chrono::seconds idle);
   Result<std::vector<IndexAction>> tune_indexes(bool dry_run = false);
+
+  // Attribute caches (doc/performance.md "Attribute caches"): every current value of a
+  // cardinality-one attribute held in memory by each connection of this Store, so that a
+  // query that has found its entities reads their values of the attribute without an
+  // index probe per entity. Queries on the current database use it where a pattern's
+  // entity is found by an earlier pattern; results are the same as without it (the cache
+  // follows every transaction, of this process or another, before a query reads it).
+  // `attribute` is an ident (":ns/name" or "ns/name"). Errors: kSchema for an unknown
+  // attribute or a cardinality-many one; kUnsupported for kReverse or kBoth. Registrations
+  // belong to this Store object (not the file) and cost memory per connection: about 100
+  // bytes per value.
+  Status cache(std::string_view attribute, CacheDirection direction = CacheDirection::kForward);
+  // Stops caching `attribute` (kNotFound when it was not cached).
+  Status uncache(std::string_view attribute);
+  // The cached attributes' idents, without the leading ':', sorted.
+  std::vector<std::string> cached_attributes();
 
   // The current schema (refreshed when another connection changed it).
   std::shared_ptr<const Schema> schema();

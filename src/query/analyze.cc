@@ -490,6 +490,11 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
     // datoms_aevt. History rows have no ix (NULL), which passes either term.
     item.index_term = Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed());
+    const auto* cached = env_->cached_attrs;
+    if (cached && !attr->many && e.is_var() && tx.is_blank() && added.is_blank() && !shape.as_of &&
+        !shape.since && !shape.history &&
+        std::binary_search(cached->begin(), cached->end(), attr->id))
+      item.cache_attr = attr->id;
   }
   auto set_pos = [&](PlanInfo::Pos PlanInfo::*pos, std::string PlanInfo::*name, const Term& t) {
     Item& item = unit_->items[id];

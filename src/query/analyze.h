@@ -104,6 +104,7 @@ struct Compiled {
   int limit_slot = -1, offset_slot = -1;
   std::optional<int64_t> limit, offset;
   std::vector<std::string> order_text;  // explain: the chosen join order
+  std::vector<Entid> cached_attrs;      // read through mentat_cached (ExecContext)
   std::chrono::steady_clock::time_point built;
 };
 
@@ -111,6 +112,8 @@ struct AnalyzeEnv {
   const Schema* schema = nullptr;
   std::map<std::string, ViewShape> sources;  // "$" and named sources
   const RuleSet* rules = nullptr;
+  // Attributes the connection caches (ExecContext::cached_attrs), sorted; may be null.
+  const std::vector<Entid>* cached_attrs = nullptr;
   std::set<std::string> recursive;  // rule names evaluated bottom-up
   // Column types of rule relations ("$src name"), settled over compile rounds.
   std::map<std::string, std::vector<VT>> rule_types;
@@ -251,6 +254,9 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
               const std::map<std::string, ViewShape>& shapes,
               const std::map<std::string, DbView>& views, const std::vector<RelSpec>& rels,
               bool use_planner);
+// Reads cached attributes through mentat_cached(a, e) where a pattern's entity is already
+// found by an earlier pattern of its block (plan.cc); returns the attributes so read.
+std::vector<Entid> UseAttributeCache(Unit* unit);
 // Reads attr_stats and meta, and probes the size of since windows.
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views);
 

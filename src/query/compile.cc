@@ -370,6 +370,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   };
   PlanUnit(&out->main, *env->schema, *env->stats, env->sources, *env->views, out->rels,
            env->use_planner);
+  if (env->cached_attrs && !env->cached_attrs->empty())
+    out->cached_attrs = UseAttributeCache(&out->main);
   if (cpp) {
     // C++ aggregates: the SQL returns the distinct rows of the variables involved.
     out->cpp_mode = true;

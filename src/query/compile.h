@@ -119,7 +119,11 @@ struct Item {
   edn::Value form;  // the clause, for explain
   bool use_collapsed = false;
   double est = 0;  // the planner's row estimate when it was placed
-  int rel = -1;    // kRel: its RelSpec
+  // A pattern [?e :attr ?v] of a cached cardinality-one attribute on the current database
+  // (no tx or added place): the attribute; UseAttributeCache may then read it from memory.
+  Entid cache_attr = -1;
+  int cached_from = -1;  // when it does: the earlier item whose e column it reads by
+  int rel = -1;          // kRel: its RelSpec
 };
 
 struct Block {

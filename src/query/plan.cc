@@ -230,6 +230,44 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
   }
 }
 
+std::vector<Entid> UseAttributeCache(Unit* unit) {
+  std::vector<Entid> used;
+  for (Block& block : unit->blocks) {
+    for (size_t k = 0; k < block.order.size(); ++k) {
+      Item& item = unit->items[block.order[k]];
+      if (item.cache_attr < 0 || item.variants.size() != 1 || item.use_collapsed ||
+          item.variants[0].table != "datoms" || !item.index_hint.empty())
+        continue;
+      // An earlier pattern of the block that reads the same entity from a table: its e
+      // column is the entity this one reads by (the join conditions on e then compare
+      // that column with itself).
+      int from = -1;
+      for (size_t j = 0; j < k && from < 0; ++j) {
+        const Item& prev = unit->items[block.order[j]];
+        if (prev.kind == Item::Kind::kPattern && prev.cached_from < 0 &&
+            prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == item.plan.e_var)
+          from = block.order[j];
+      }
+      if (from < 0) continue;
+      const Expr e = Col(from, "e");
+      const Expr v = "mentat_cached(" + IntLit(item.cache_attr) + ", " + e + ")";
+      Variant& var = item.variants[0];
+      var.table.clear();
+      var.cols["e"] = e;
+      var.cols["a"] = IntLit(item.cache_attr);
+      var.cols["v"] = v;
+      var.cols["ix"] = "NULL";
+      var.conds.push_back(v + " IS NOT NULL");
+      item.index_term.clear();
+      item.cached_from = from;
+      if (std::find(used.begin(), used.end(), item.cache_attr) == used.end())
+        used.push_back(item.cache_attr);
+    }
+  }
+  std::sort(used.begin(), used.end());
+  return used;
+}
+
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views) {
   Stats st;
   auto stmt = conn->Cached("SELECT a, datoms, distinct_values FROM attr_stats");

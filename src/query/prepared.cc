@@ -138,6 +138,7 @@ namespace {
 // views.
 struct FastKey {
   uint64_t schema_gen = 0;
+  uint64_t cache_gen = 0;
   const Schema* schema = nullptr;
   bool planner = false, as_of = false, history = false;
   std::optional<Entid> since;
@@ -149,6 +150,7 @@ struct FastKey {
 bool MakeFastKey(const ExecContext& ctx, const BoundInputs& in, FastKey* k) {
   if (!ctx.sources.empty() || in.rules || in.sizes.size() > k->sizes.size()) return false;
   k->schema_gen = ctx.schema_gen;
+  k->cache_gen = ctx.cache_gen;
   k->schema = ctx.schema;
   k->planner = ctx.use_planner;
   k->as_of = ctx.view.as_of.has_value();
@@ -223,7 +225,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   views["$"] = ctx.view;
   std::string key = std::to_string(ctx.schema_gen) + "|" +
                     std::to_string(reinterpret_cast<uintptr_t>(ctx.schema)) +
-                    (ctx.use_planner ? "|p" : "|n");
+                    (ctx.use_planner ? "|p" : "|n") + "|c" + std::to_string(ctx.cache_gen);
   for (const auto& [name, v] : views) key += "|" + name + ":" + ShapeKey(v);
   if (s.inputs.rules) key += "|r" + edn::Print(*s.inputs.rules);
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i)
@@ -244,6 +246,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   RuleSet rules;
   AnalyzeEnv env;
   env.schema = ctx.schema;
+  env.cached_attrs = ctx.cached_attrs.get();
   for (const auto& [name, v] : views)
     env.sources[name] = ViewShape{v.as_of.has_value(), v.since.has_value(), v.history};
   if (s.inputs.rules) {
@@ -287,6 +290,10 @@ Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
   for (const ProjElem& pe : c.find)
     if (pe.kind == FindElem::Kind::kPull && !ctx.pull && !ctx.pull_many)
       return Status::Unsupported("pull is not supported yet");
+  if (!c.cached_attrs.empty()) {
+    if (!ctx.prepare_cache) return Status::Internal("a plan reads the attribute cache without one");
+    MENTAT_RETURN_IF_ERROR(ctx.prepare_cache(c.cached_attrs));
+  }
   Execution ex(ctx, *parsed_, c, std::move(s.inputs.values), intr);
   MENTAT_RETURN_IF_ERROR(WithInputPos(*parsed_, intr.Translate(ex.Prepare())));
   MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));

@@ -49,6 +49,13 @@ struct ExecContext {
   uint64_t start_gen = 0;             // its value when the query started; a change => kInterrupted
   std::optional<int64_t> timeout_ms;  // from QueryOptions; the query's :timeout also applies
   bool use_planner = true;            // false: keep the written clause order
+  // Attribute caches (Store::cache): attributes whose current values this connection can
+  // read through mentat_cached(a, e), sorted; nullptr or empty for none. `cache_gen`
+  // identifies the set in plan keys. Before a plan that reads any of them runs,
+  // `prepare_cache` is called with those it reads (it brings them to the snapshot).
+  std::shared_ptr<const std::vector<Entid>> cached_attrs;
+  uint64_t cache_gen = 0;
+  std::function<Status(const std::vector<Entid>&)> prepare_cache;
   // Pull hook for (pull ?e pattern) find elements; nullptr => "pull is not supported yet".
   std::function<Result<edn::Value>(const DbView&, const edn::Value& pattern, Entid e)> pull;
   // Optional batched form, preferred when set: one value per entity id, in order (a

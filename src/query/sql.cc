@@ -181,7 +181,11 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
       char est[64];
       snprintf(est, sizeof est, "%.0f", item.est);
       out.push_back(indent + "t" + std::to_string(id) + " " + edn::Print(item.form) + "  (est. " +
-                    est + " rows)");
+                    est + " rows" +
+                    (item.cached_from >= 0 ? "; from the attribute cache by t" +
+                                                 std::to_string(item.cached_from) + ".e"
+                                           : "") +
+                    ")");
       if (item.kind == Item::Kind::kComposite)
         for (size_t k = 0; k < item.variants.size(); ++k) {
           out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");

@@ -1,6 +1,9 @@
 #include "storage/format.h"
 
+#include <algorithm>
+#include <chrono>
 #include <string>
+#include <thread>
 
 namespace mentat::storage {
 
@@ -182,7 +185,16 @@ Status ApplySettings(Connection* c, const ConnectionSettings& s) {
   sql += "PRAGMA temp_store = " + std::to_string(s.temp_store) + ";";
   sql += "PRAGMA cache_size = -" + std::to_string(s.cache_size_kib) + ";";
   sql += "PRAGMA foreign_keys = OFF;";
-  return c->Exec(sql);
+  // `journal_mode = WAL` fails with SQLITE_BUSY at once, without calling the busy handler,
+  // while another connection holds a lock it needs (another process setting up the same new
+  // file): retry for as long as the busy timeout allows. The statements are idempotent.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(s.busy_timeout_ms);
+  for (int attempt = 1;; ++attempt) {
+    Status st = c->Exec(sql);
+    if (st.code() != Code::kBusy || std::chrono::steady_clock::now() >= deadline) return st;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(attempt, 10)));
+  }
 }
 
 }  // namespace mentat::storage

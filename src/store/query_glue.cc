@@ -86,6 +86,43 @@ void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
   };
 }
 
+// The attribute caches (Store::cache) for a query on `c`: none on a borrowed connection
+// (the host owns it and may outlive the store) or inside a write transaction (uncommitted
+// data must not reach a cache that outlives it).
+Status UseAttributeCaches(StoreImpl* impl, StoreImpl::Conn* c, query::ExecContext* ctx) {
+  auto [attrs, gen] = impl->CachedAttrs();
+  if (!attrs && !c->attr_cache) return Status::OK();
+  if (c->attr_cache) c->attr_cache->Retain(attrs ? *attrs : std::vector<Entid>());
+  if (!attrs || impl->borrowed() || sqlite3_txn_state(c->db->raw(), "main") == SQLITE_TXN_WRITE)
+    return Status::OK();
+  if (!c->attr_cache) {
+    auto cache = std::make_unique<AttrCache>();
+    MENTAT_RETURN_IF_ERROR(cache->Register(c->db->raw()));
+    c->attr_cache = std::move(cache);
+  }
+  ctx->cached_attrs = std::move(attrs);
+  ctx->cache_gen = gen;
+  ctx->prepare_cache = [c](const std::vector<Entid>& used) -> Status {
+    // The snapshot's last transaction, read before any cached value (attr_cache.h). A read
+    // whose result stands saw the snapshot of the connection's pager version
+    // (StoreImpl::Read), so the transaction read at that version is the one to use while
+    // the version stays; a read that did not stand left its version behind for good (the
+    // pager's version only grows), so a wrong pairing is never used.
+    Entid tx;
+    if (c->pager_version_known && c->last_tx_known && c->last_tx_version == c->pager_version) {
+      tx = c->last_tx;
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(tx,
+                              c->db->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0));
+      c->last_tx_known = c->pager_version_known;
+      c->last_tx_version = c->pager_version;
+      c->last_tx = tx;
+    }
+    return c->attr_cache->Refresh(c->db.get(), *c->schema, c->schema_gen, tx, used);
+  };
+  return Status::OK();
+}
+
 // Fills an ExecContext.
 Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const QueryOptions& o,
                    const query::Prepared& prepared, query::ExecContext* ctx) {
@@ -117,6 +154,7 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   bool pulls = false;
   for (const auto& f : prepared.parsed().find) pulls |= f.kind == query::FindElem::Kind::kPull;
   if (pulls) MakePullHook(c, ctx);
+  MENTAT_RETURN_IF_ERROR(UseAttributeCaches(impl, c, ctx));
   ctx->interrupt_gen = &impl->interrupt_gen();
   ctx->start_gen = impl->interrupt_gen().load();
   ctx->timeout_ms = o.timeout_ms;

@@ -1,6 +1,8 @@
 // The public Store and Db API (include/mentat/store.h), over StoreImpl.
 #include "mentat/store.h"
 
+#include <algorithm>
+
 #include "schema/codec.h"
 #include "store/store_impl.h"
 #include "store/views.h"
@@ -43,6 +45,56 @@ void Store::set_index_tuning(int min_uses, std::chrono::seconds idle) {
 }
 Result<std::vector<IndexAction>> Store::tune_indexes(bool dry_run) {
   return impl_->TuneIndexes(dry_run);
+}
+
+namespace {
+
+// The attribute `ident` names (":ns/name" or "ns/name") in `schema`, for Store::cache.
+Result<const Attribute*> CacheableAttribute(const Schema& schema, std::string_view ident) {
+  std::string name(ident.substr(!ident.empty() && ident[0] == ':' ? 1 : 0));
+  const Attribute* attr = schema.attribute(name);
+  if (!attr) {
+    if (schema.entid(name)) return Status::Schema(":" + name + " is not an attribute");
+    return Status::Schema("unknown attribute :" + name);
+  }
+  return attr;
+}
+
+}  // namespace
+
+Status Store::cache(std::string_view attribute, CacheDirection direction) {
+  if (direction != CacheDirection::kForward)
+    return Status::Unsupported(
+        "only forward attribute caches (entity -> value) are supported: the value index "
+        "serves lookups by value");
+  auto s = schema();
+  MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, CacheableAttribute(*s, attribute));
+  if (attr->many)
+    return Status::Schema("cannot cache :" + attr->ident +
+                          ": the attribute cache holds cardinality-one attributes");
+  impl_->SetCached(attr->id, true);
+  return Status::OK();
+}
+
+Status Store::uncache(std::string_view attribute) {
+  auto s = schema();
+  MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, CacheableAttribute(*s, attribute));
+  if (!impl_->SetCached(attr->id, false))
+    return Status::NotFound(":" + attr->ident + " is not cached");
+  return Status::OK();
+}
+
+std::vector<std::string> Store::cached_attributes() {
+  auto attrs = impl_->CachedAttrs().first;
+  std::vector<std::string> out;
+  if (!attrs) return out;
+  auto s = schema();
+  for (Entid a : *attrs) {
+    const Attribute* attr = s->attribute(a);
+    out.push_back(attr ? attr->ident : std::to_string(a));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::shared_ptr<const Schema> Store::schema() {

@@ -1,5 +1,6 @@
 #include "store/store_impl.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -91,7 +92,15 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
       first->Exec("PRAGMA busy_timeout = " + std::to_string(st.busy_timeout_ms)));
 
   int version = 0;
-  MENTAT_ASSIGN_OR_RETURN(storage::FileState state, storage::Inspect(first.get(), &version));
+  storage::FileState state;
+  {
+    // One snapshot for Inspect's reads (user_version, then the tables): another process
+    // creating the store between them would otherwise look like a foreign file.
+    storage::Transaction txn(first.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
   if (state != storage::FileState::kCurrent && options.read_only)
     return Status::Unsupported(state == storage::FileState::kEmpty
                                    ? "cannot create a store in read-only mode"
@@ -313,6 +322,33 @@ Status StoreImpl::Sync(Conn* c) {
   c->schema_gen = gen;
   Publish(shared, gen);
   return synced();
+}
+
+std::pair<std::shared_ptr<const std::vector<Entid>>, uint64_t> StoreImpl::CachedAttrs() {
+  if (!ever_cached_.load(std::memory_order_acquire)) return {nullptr, 0};
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  return {cached_attrs_, cache_gen_};
+}
+
+bool StoreImpl::SetCached(Entid a, bool add) {
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  std::vector<Entid> attrs = cached_attrs_ ? *cached_attrs_ : std::vector<Entid>();
+  auto it = std::lower_bound(attrs.begin(), attrs.end(), a);
+  bool present = it != attrs.end() && *it == a;
+  if (present == add) return false;
+  if (add) {
+    attrs.insert(it, a);
+  } else {
+    attrs.erase(it);
+  }
+  cached_attrs_ =
+      attrs.empty() ? nullptr : std::make_shared<const std::vector<Entid>>(std::move(attrs));
+  // Unique in the process: plans are cached per query text across stores (query_glue.cc),
+  // keyed by this generation among other things.
+  static std::atomic<uint64_t> next_gen{0};
+  cache_gen_ = ++next_gen;
+  ever_cached_.store(true, std::memory_order_release);
+  return true;
 }
 
 Status StoreImpl::InitAdvisor() {

@@ -12,6 +12,7 @@
 #include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
+#include "store/attr_cache.h"
 #include "store/index_advisor.h"
 #include "store/value_counts.h"
 
@@ -38,6 +39,14 @@ class StoreImpl {
     // schema is held so that its address cannot be reused by another one.
     std::shared_ptr<const Schema> pull_schema;
     std::vector<std::pair<edn::Value, std::shared_ptr<const pull::Pattern>>> pull_patterns;
+    // This connection's attribute caches (Store::cache), created and registered on `db` at
+    // first use; declared after `db`, so destroyed before it.
+    std::unique_ptr<AttrCache> attr_cache;
+    // The last transaction of the snapshot whose pager version is `last_tx_version`, as
+    // the attribute caches last read it (query_glue.cc, UseAttributeCaches).
+    bool last_tx_known = false;
+    uint32_t last_tx_version = 0;
+    Entid last_tx = 0;
   };
 
   // A connection borrowed from the pool; returned on destruction.
@@ -132,6 +141,12 @@ class StoreImpl {
   ValueCounts& value_counts() { return value_counts_; }
   IndexAdvisor& advisor() { return advisor_; }
 
+  // The attributes Store::cache registered (sorted entity ids; null for none) and a
+  // generation that changes with them.
+  std::pair<std::shared_ptr<const std::vector<Entid>>, uint64_t> CachedAttrs();
+  // Adds (`add`) or removes attribute `a`; false when that changed nothing.
+  bool SetCached(Entid a, bool add);
+
   // One value-index tuning pass (Store::tune_indexes). With `only_if_idle`, a pass that
   // would wait for this process's writer lock is skipped (returns no actions): the
   // automatic pass after a query never waits on, or deadlocks with, a writer.
@@ -165,6 +180,10 @@ class StoreImpl {
 
   std::mutex write_mu_;  // serializes this process's writers before SQLite's lock
   std::atomic<uint64_t> interrupt_gen_{0};
+  std::mutex cache_mu_;
+  std::shared_ptr<const std::vector<Entid>> cached_attrs_;
+  uint64_t cache_gen_ = 0;
+  std::atomic<bool> ever_cached_{false};  // lets queries of a store without caches skip the lock
   ValueCounts value_counts_;
   IndexAdvisor advisor_{AutoIndex::kSchema};
 };

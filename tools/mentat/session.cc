@@ -46,6 +46,12 @@ const std::vector<CommandInfo>& Commands() {
        "for attributes that queries filter by value often, idle ones dropped\n"
        "(doc/performance.md). dry (or --dry-run) only shows what would change; adaptive,\n"
        "schema and off set the index mode (also MENTAT_AUTO_INDEX), then tune."},
+      {".cache", nullptr, "[ATTR [forward]]", "cache an attribute's values in memory",
+       "Keeps every current value of a cardinality-one attribute in memory, so that\n"
+       "queries that have found their entities read it without an index probe each\n"
+       "(doc/performance.md, \"Attribute caches\"); answers are unchanged. Without ATTR,\n"
+       "lists the cached attributes. For this session's store only. Also .uncache ATTR."},
+      {".uncache", nullptr, "ATTR", "stop caching an attribute", ""},
       {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
        "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
        "attributes (and optionally :db/id), one entity per row, values typed by the\n"
@@ -216,6 +222,8 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".schema") return Schema(rest);
   if (cmd == ".stats") return Stats(rest);
   if (cmd == ".tune") return Tune(rest);
+  if (cmd == ".cache") return Cache(rest);
+  if (cmd == ".uncache") return Uncache(rest);
   if (cmd == ".eval") return Eval(rest);
   if (cmd == ".import") return Import(rest);
   if (cmd == ".export") return Export(rest);

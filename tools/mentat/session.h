@@ -93,6 +93,8 @@ class Session {
   Status Schema(const std::string& rest);
   Status Stats(const std::string& rest);
   Status Tune(const std::string& rest);
+  Status Cache(const std::string& rest);
+  Status Uncache(const std::string& rest);
   Status Eval(const std::string& rest);
   // Evaluates `source` with the session's interpreter (created on first use, with the
   // open store as `conn`; definitions persist across calls) and prints the last value.

@@ -209,6 +209,52 @@ TEST_F(SessionTest, Tune) {
   rmdir(dir_template);
 }
 
+// .cache / .uncache: attribute caches; queries read them and answer the same.
+TEST_F(SessionTest, Cache) {
+  char dir_template[] = "/tmp/mentat-cache-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  std::string path = std::string(dir_template) + "/c.db";
+  ASSERT_TRUE(Run(".open " + path));
+  ASSERT_TRUE(Run(
+      ".t [{:db/ident :p/name :db/valueType :db.type/string"
+      " :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}"
+      " {:db/ident :p/age :db/valueType :db.type/long :db/cardinality :db.cardinality/one}"
+      " {:db/ident :p/tag :db/valueType :db.type/string :db/cardinality :db.cardinality/many}]"));
+  ASSERT_TRUE(Run(".t [{:p/name \"ann\" :p/age 30} {:p/name \"bob\" :p/age 40}]"));
+  ASSERT_TRUE(Run(".cache"));
+  EXPECT_EQ(out_.str(), "no cached attributes\n");
+  ASSERT_TRUE(Run(".cache :p/age"));
+  EXPECT_EQ(out_.str(), "caching :p/age forward\n");
+  ASSERT_TRUE(Run(".cache p/age forward"));
+  ASSERT_TRUE(Run(".cache"));
+  EXPECT_EQ(out_.str(), ":p/age forward\n");
+  const std::string q = ".q [:find ?a . :in $ ?n :where [?e :p/name ?n] [?e :p/age ?a]] ";
+  ASSERT_TRUE(Run(q + "{\"inputs\": [\"bob\"]}"));
+  EXPECT_EQ(out_.str(), "40\n");
+  ASSERT_TRUE(Run(".explain [:find ?a . :where [?e :p/name \"bob\"] [?e :p/age ?a]]"));
+  EXPECT_NE(out_.str().find("from the attribute cache"), std::string::npos) << out_.str();
+  ASSERT_TRUE(Run(".t [[:db/add [:p/name \"bob\"] :p/age 41]]"));
+  ASSERT_TRUE(Run(q + "{\"inputs\": [\"bob\"]}"));
+  EXPECT_EQ(out_.str(), "41\n");
+  EXPECT_FALSE(Run(".cache :p/tag"));
+  EXPECT_NE(err_.str().find("cardinality-one"), std::string::npos) << err_.str();
+  EXPECT_FALSE(Run(".cache :p/age reverse"));
+  EXPECT_NE(err_.str().find("only forward attribute caches"), std::string::npos) << err_.str();
+  EXPECT_FALSE(Run(".cache :p/nope"));
+  EXPECT_NE(err_.str().find("unknown attribute :p/nope"), std::string::npos) << err_.str();
+  EXPECT_FALSE(Run(".cache :p/age sideways"));
+  EXPECT_NE(err_.str().find("usage: .cache"), std::string::npos) << err_.str();
+  ASSERT_TRUE(Run(".uncache :p/age"));
+  EXPECT_EQ(out_.str(), "no longer caching :p/age\n");
+  EXPECT_FALSE(Run(".uncache :p/age"));
+  EXPECT_NE(err_.str().find(":p/age is not cached"), std::string::npos) << err_.str();
+  ASSERT_TRUE(Run(".explain [:find ?a . :where [?e :p/name \"bob\"] [?e :p/age ?a]]"));
+  EXPECT_EQ(out_.str().find("from the attribute cache"), std::string::npos) << out_.str();
+  ASSERT_TRUE(session_.Open("").ok());
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  rmdir(dir_template);
+}
+
 TEST_F(SessionTest, EvalDefinitionsPersistAndPrintTheLastValue) {
   ASSERT_TRUE(Run(".eval (defn twice [x] (* 2 x))"));
   EXPECT_EQ(out_.str(), "#'user/twice\n");
