@@ -97,24 +97,34 @@ class EmbeddedSession : public Session {
 
 class EmbeddedBackend : public Backend {
  public:
-  explicit EmbeddedBackend(std::unique_ptr<Store> store) : store_(std::move(store)) {}
-  std::string name() const override { return "embedded"; }
+  EmbeddedBackend(std::unique_ptr<Store> store, bool cached)
+      : store_(std::move(store)), cached_(cached) {}
+  std::string name() const override { return cached_ ? "embedded-cache" : "embedded"; }
   Result<std::unique_ptr<Session>> Connect() override {
     return std::unique_ptr<Session>(new EmbeddedSession(store_.get()));
   }
 
  private:
   std::unique_ptr<Store> store_;
+  bool cached_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store) {
+// The attributes "embedded-cache" caches (Store::cache): those the suite's queries read by
+// an entity that another pattern found (q1, input_bindings: :user/name; q2: :issue/title
+// and :issue/state; q4: :issue/priority and :issue/title).
+const char* const kCachedAttributes[] = {":user/name", ":issue/title", ":issue/state",
+                                         ":issue/priority"};
+
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached) {
   Options options;
   options.create = false;
   auto s = Store::open(store, options);
   if (!s.ok()) return s.status();
-  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s)));
+  if (cached)
+    for (const char* a : kCachedAttributes) MENTAT_RETURN_IF_ERROR((*s)->cache(a));
+  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached));
 }
 
 }  // namespace mentat::scale
