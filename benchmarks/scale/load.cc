@@ -76,12 +76,15 @@ Status Load(const std::string& data_dir, const std::string& store, const std::st
   std::vector<Entid> issue_eids(ctx.n_issues, 0);
 
   const double t0 = Now();
+  double close_t0 = t0;
   double next_report = t0 + 10;
   {
     auto opened = Store::open(store);
     if (!opened.ok()) return opened.status();
     std::unique_ptr<Store> s = std::move(*opened);
     for (size_t f = 0; f < files.size(); ++f) {
+      const double file_t0 = Now();
+      const size_t file_tx0 = tx_ids.size();
       std::string path = data_dir + "/" + files[f].get<std::string>();
       std::ifstream in(path);
       if (!in) return Status::NotFound("cannot read " + path);
@@ -111,8 +114,12 @@ Status Load(const std::string& data_dir, const std::string& store, const std::st
           next_report += 10;
         }
       }
+      std::fprintf(stderr, "load: %s: %zu transactions in %.2f s\n",
+                   files[f].get<std::string>().c_str(), tx_ids.size() - file_tx0, Now() - file_t0);
     }
+    close_t0 = Now();
   }  // closes the store
+  std::fprintf(stderr, "load: closing the store: %.2f s\n", Now() - close_t0);
   const double wall = Now() - t0;
 
   if (static_cast<int64_t>(tx_ids.size()) != ctx.meta["n_tx"].get<int64_t>())

@@ -1,5 +1,7 @@
 #include "storage/sqlite.h"
 
+#include "storage/wal_buffer.h"
+
 namespace mentat::storage {
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
@@ -61,7 +63,8 @@ Status Statement::Run() {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri, int flags) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(uri.c_str(), &db, flags | SQLITE_OPEN_URI, nullptr);
+  // Through the WAL write buffer (wal_buffer.h) unless the URI names a VFS.
+  int rc = sqlite3_open_v2(uri.c_str(), &db, flags | SQLITE_OPEN_URI, WalBufferVfs());
   if (rc != SQLITE_OK) {
     Status st = SqliteError(db, rc, "cannot open '" + uri + "'");
     sqlite3_close_v2(db);

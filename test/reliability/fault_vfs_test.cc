@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "storage/wal_buffer.h"
 #include "util.h"
 
 namespace mentat::reliability {
@@ -72,17 +73,26 @@ const Scenario kScenarios[] = {
     {Op::kSync, SQLITE_IOERR_FSYNC, false, false, "fsync error"},
 };
 
-TEST(FaultInjection, EveryFailedWriteOrSyncLeavesNoPartialTransaction) {
+// The fault VFS under mentat's WAL write buffer (storage/wal_buffer.h), as a store opens
+// files by default, with a small buffer so that large transactions fill it.
+constexpr const char* kBufferOverFaults = "mentat-walbuf-over-fault";
+
+std::string BufferedUri(const std::string& path) {
+  return "file:" + path + "?vfs=" + kBufferOverFaults;
+}
+
+// Makes each write or sync of a transaction fail in turn, through the VFS that `uri` names.
+void CheckEveryFailedWriteOrSync(std::string (*uri)(const std::string&), Synchronous sync) {
   ASSERT_TRUE(faultvfs::Register());
   TempDir dir;
   std::string path = dir.Path("faults.db");
   Options o;
-  o.synchronous = Synchronous::kFull;  // a sync in every commit
+  o.synchronous = sync;
   std::map<int64_t, Entid> acked;
   std::set<int64_t> failed_write, failed_sync;
   int faults = 0;
   {
-    auto store = Store::open(faultvfs::Uri(path), o);
+    auto store = Store::open(uri(path), o);
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     ASSERT_TRUE(InstallCrashSchema(store->get()).ok());
     int64_t n = 0;
@@ -116,7 +126,7 @@ TEST(FaultInjection, EveryFailedWriteOrSyncLeavesNoPartialTransaction) {
         if (!r.ok()) {
           EXPECT_EQ(present.count(failed_n), 0u) << context << ": a failed tx is visible";
         }
-        if (HasFailure()) return;
+        if (::testing::Test::HasFailure()) return;
         if (triggered == 0) break;  // the transaction needed fewer operations than nth
       }
     }
@@ -136,6 +146,19 @@ TEST(FaultInjection, EveryFailedWriteOrSyncLeavesNoPartialTransaction) {
             << " acknowledged; " << resurrected << " of " << failed_sync.size()
             << " whose fsync failed were found committed after reopening" << std::endl;
   EXPECT_GT(faults, 10);
+}
+
+TEST(FaultInjection, EveryFailedWriteOrSyncLeavesNoPartialTransaction) {
+  CheckEveryFailedWriteOrSync(faultvfs::Uri, Synchronous::kFull);  // a sync in every commit
+}
+
+// Through the WAL write buffer, whose write-outs carry many of SQLite's writes at once: a
+// failed write-out fails the commit and the frames it carried are written again.
+TEST(FaultInjection, EveryFailedWriteThroughTheWalBufferLeavesNoPartialTransaction) {
+  ASSERT_TRUE(faultvfs::Register());
+  ASSERT_TRUE(storage::RegisterWalBufferVfs(kBufferOverFaults, "mentat-fault", 8192).ok());
+  CheckEveryFailedWriteOrSync(BufferedUri, Synchronous::kNormal);
+  CheckEveryFailedWriteOrSync(BufferedUri, Synchronous::kFull);
 }
 
 TEST(FaultInjection, FailuresWhileCreatingAStoreLeaveAUsableFile) {

@@ -1,0 +1,160 @@
+#include "storage/wal_buffer.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <string>
+
+#include "mentat/store.h"
+#include "store/store_test_util.h"
+
+namespace mentat::storage {
+namespace {
+
+using testing::TempDir;
+
+// The number of :n/x datoms a plain SQLite connection (the default VFS, no buffer) sees
+// in the store at `path`: what another process would read.
+int64_t CountWithoutBuffer(sqlite3* raw) {
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw,
+                               "SELECT count(*) FROM datoms WHERE a = (SELECT e FROM datoms "
+                               "WHERE a = 1 AND v = ':n/x')",
+                               -1, &st, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  int64_t n = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+std::string Entities(int first, int count) {
+  std::string tx = "[";
+  for (int i = first; i < first + count; ++i)
+    tx += "{:n/x " + std::to_string(i) + " :n/s \"" + std::string(40, 'a' + i % 26) + "\"}";
+  return tx + "]";
+}
+
+void CheckCommitsAreVisibleAtOnce(const std::string& vfs, int batch) {
+  TempDir dir;
+  std::string path = dir.Path("buffered.db");
+  auto store = Store::open("file:" + path + "?vfs=" + vfs);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)
+                  ->transact("[{:db/ident :n/x :db/valueType :db.type/long :db/cardinality "
+                             ":db.cardinality/one :db/index true}"
+                             " {:db/ident :n/s :db/valueType :db.type/string :db/cardinality "
+                             ":db.cardinality/one}]")
+                  .ok());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, "unix"), SQLITE_OK);
+  WalBufferCounts before = WalBufferStats();
+  int64_t total = 0;
+  for (int i = 0; i < 40; ++i) {
+    int n = i % 4 == 3 ? batch : 1 + i % 3;
+    auto r = (*store)->transact(Entities(static_cast<int>(total), n));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    total += n;
+    // The other connection reads the commit while the writer still holds its WAL open.
+    ASSERT_EQ(CountWithoutBuffer(raw), total) << "after transaction " << i;
+  }
+  WalBufferCounts after = WalBufferStats();
+  uint64_t writes = after.sqlite_writes - before.sqlite_writes;
+  uint64_t flushes = after.flushes - before.flushes;
+  EXPECT_GT(writes, 40u * 6);
+  EXPECT_LT(flushes * 4, writes) << flushes << " write-outs for " << writes << " writes";
+  sqlite3_close(raw);
+  store->reset();
+  // Reopened without the buffer: every datom is there and the file is sound.
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, "unix"), SQLITE_OK);
+  EXPECT_EQ(CountWithoutBuffer(raw), total);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
+TEST(WalBuffer, CommitsAreVisibleToAnotherConnectionAtOnce) {
+  const char* vfs = WalBufferVfs();
+  ASSERT_NE(vfs, nullptr);
+  CheckCommitsAreVisibleAtOnce(vfs, 400);
+}
+
+// A buffer smaller than one large transaction's frames: write-outs when it fills.
+TEST(WalBuffer, SmallBufferAndTransactionsLargerThanIt) {
+  ASSERT_TRUE(RegisterWalBufferVfs("mentat-walbuf-test-16k", nullptr, 16 * 1024).ok());
+  CheckCommitsAreVisibleAtOnce("mentat-walbuf-test-16k", 3000);
+}
+
+int64_t QueryInt(sqlite3* db, const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql, -1, &st, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  int64_t n = -1;
+  if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+// Plain SQLite through the buffer with a tiny page cache: transactions spill pages to the
+// WAL before they commit and write some of them again in place, read spilled pages back,
+// and checkpoint; a connection without the buffer sees each commit and nothing before it.
+TEST(WalBuffer, CacheSpillsRewritesAndCheckpoints) {
+  ASSERT_TRUE(RegisterWalBufferVfs("mentat-walbuf-test-64k", nullptr, 64 * 1024).ok());
+  TempDir dir;
+  std::string path = dir.Path("spill.db");
+  sqlite3* w = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                            "mentat-walbuf-test-64k"),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(w,
+                         "PRAGMA journal_mode = WAL; PRAGMA cache_size = 8; "
+                         "PRAGMA wal_autocheckpoint = 200; "
+                         "CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT);"
+                         "CREATE INDEX t_v ON t (v);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(w);
+  sqlite3* r = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &r, SQLITE_OPEN_READONLY, "unix"), SQLITE_OK);
+  int64_t rows = 0;
+  for (int round = 0; round < 6; ++round) {
+    ASSERT_EQ(sqlite3_exec(w, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
+    // Inserts, then updates of the same rows: pages spilled earlier are written again.
+    std::string sql =
+        "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < "
+        "2000) INSERT INTO t (v) SELECT printf('%0200d', abs(random()) % 1000000) "
+        "FROM c; UPDATE t SET v = printf('%0200d', k * 7919 % 1000003) "
+        "WHERE k % 3 = " +
+        std::to_string(round % 3) + ";";
+    ASSERT_EQ(sqlite3_exec(w, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(w);
+    // Not committed: the other connection still sees the previous commit.
+    EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+    ASSERT_EQ(sqlite3_exec(w, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(w);
+    rows += 2000;
+    EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+    EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t INDEXED BY t_v WHERE v > ''"), rows);
+  }
+  sqlite3_close(r);
+  sqlite3_close(w);
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &r, SQLITE_OPEN_READONLY, "unix"), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(r, "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
+  sqlite3_finalize(st);
+  EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+  sqlite3_close(r);
+}
+
+TEST(WalBuffer, UnknownBaseIsAnError) {
+  Status st = RegisterWalBufferVfs("mentat-walbuf-test-none", "no-such-vfs", 4096);
+  EXPECT_EQ(st.code(), Code::kNotFound);
+  EXPECT_NE(st.message().find("no-such-vfs"), std::string::npos) << st.ToString();
+}
+
+}  // namespace
+}  // namespace mentat::storage
