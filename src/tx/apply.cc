@@ -26,6 +26,11 @@ struct DatomKeyHash {
     return (std::hash<int64_t>()(k.e) * 1000003) ^ (std::hash<int64_t>()(k.a) * 7919) ^ k.v.Hash();
   }
 };
+struct EaHash {
+  size_t operator()(const std::pair<Entid, Entid>& k) const {
+    return std::hash<int64_t>()(k.first) * 1000003 ^ std::hash<int64_t>()(k.second);
+  }
+};
 struct AvKeyHash {
   size_t operator()(const std::pair<Entid, DbVal>& k) const {
     return std::hash<int64_t>()(k.first) * 1000003 ^ k.second.Hash();
@@ -48,23 +53,27 @@ class Applier {
 
   Result<Changes> Run(const std::vector<Term>& terms) {
     // 1. Resolve values and sort terms into assertions and retractions.
+    adds_.reserve(terms.size());
+    add_order_.reserve(terms.size());
+    one_first_.reserve(terms.size());
     for (const auto& t : terms) MENTAT_RETURN_IF_ERROR(Collect(t));
     // 2. Checks between the terms of this transaction.
     for (const auto& [key, term] : adds_) {
+      if (explicit_retracts_.empty()) break;
       if (explicit_retracts_.count(key))
-        return ErrorAt(Code::kConflict, term->form.pos(),
+        return ErrorAt(Code::kConflict, FormPos(*term),
                        "the datom " + DatomText(schema_, key.e, key.a, key.v) +
                            " is both added and retracted in one transaction");
     }
-    for (const auto& [ea, vals] : one_values_) {
-      if (vals.size() > 1) {
+    for (const auto& [ea, vals] : one_conflicts_) {
+      {
         const Attribute* attr = schema_.attribute(ea.second);
         std::string list;
         for (const auto& [v, term] : vals) {
           if (!list.empty()) list += " and ";
           list += edn::Print(schema::Decode(v, attr->type));
         }
-        return ErrorAt(Code::kConflict, vals.begin()->second->form.pos(),
+        return ErrorAt(Code::kConflict, FormPos(*vals.begin()->second),
                        "two values for cardinality-one attribute :" + attr->ident + " of entity " +
                            std::to_string(ea.first) + " in one transaction: " + list);
       }
@@ -76,8 +85,9 @@ class Applier {
     }
     // 4. Assertions against the current database.
     std::unordered_map<std::pair<Entid, DbVal>, Entid, AvKeyHash> unique_in_tx;
-    for (const auto& key : add_order_) {
-      const Term* term = adds_.at(key);
+    for (const AddEntry* entry : add_order_) {
+      const DatomKey& key = entry->first;
+      const Term* term = entry->second;
       const Attribute* attr = schema_.attribute(key.a);
       if (attr->unique != Unique::kNone) {
         auto av = std::make_pair(key.a, key.v);
@@ -115,7 +125,7 @@ class Applier {
  private:
   Status UniqueConflict(const Attribute& attr, const DatomKey& key, Entid holder,
                         const Term* term) {
-    return ErrorAt(Code::kConflict, term->form.pos(),
+    return ErrorAt(Code::kConflict, FormPos(*term),
                    "unique conflict: :" + attr.ident + " " +
                        edn::Print(schema::Decode(key.v, attr.type)) +
                        " is already held by entity " + std::to_string(holder) +
@@ -127,12 +137,19 @@ class Applier {
     return EncodeFor(attr, t.v, t);
   }
 
-  void NoteAdd(const DatomKey& key, const Term* t) {
-    auto [it, fresh] = adds_.emplace(key, t);
+  void NoteAdd(DatomKey key, const Term* t) {
+    auto [it, fresh] = adds_.emplace(std::move(key), t);
     if (!fresh) return;
-    add_order_.push_back(key);
-    const Attribute* attr = schema_.attribute(key.a);
-    if (!attr->many) one_values_[{key.e, key.a}].emplace(key.v, t);
+    const AddEntry* entry = &*it;  // unordered_map nodes stay put
+    add_order_.push_back(entry);
+    const DatomKey& k = entry->first;
+    if (schema_.attribute(k.a)->many) return;
+    // A second value for a cardinality-one (e, a): both go to the conflicts reported.
+    auto [first, is_first] = one_first_.emplace(std::make_pair(k.e, k.a), entry);
+    if (is_first) return;
+    auto& vals = one_conflicts_[first->first];
+    vals.emplace(first->second->first.v, first->second->second);
+    vals.emplace(k.v, t);
   }
 
   void NoteRetract(const DatomKey& key, bool is_explicit) {
@@ -162,7 +179,7 @@ class Applier {
         return RetractEntity(t.e.id);
       case Term::Op::kCas: {
         if (attr->many)
-          return ErrorAt(Code::kSchema, t.form.pos(),
+          return ErrorAt(Code::kSchema, FormPos(t),
                          ":db/cas needs a cardinality-one attribute, :" + attr->ident +
                              " is cardinality many");
         std::optional<DbVal> expected;
@@ -181,7 +198,7 @@ class Applier {
                                   : edn::Print(schema::Decode(current[0].first, attr->type));
           std::string wanted =
               expected ? edn::Print(schema::Decode(*expected, attr->type)) : "no value";
-          return ErrorAt(Code::kCasMismatch, t.form.pos(),
+          return ErrorAt(Code::kCasMismatch, FormPos(t),
                          ":db/cas failed for entity " + std::to_string(t.e.id) + " :" +
                              attr->ident + ": expected " + wanted + ", found " + found);
         }
@@ -262,8 +279,11 @@ class Applier {
   const Schema& schema_;
   const Resolution& res_;
   std::unordered_map<DatomKey, const Term*, DatomKeyHash> adds_;
-  std::vector<DatomKey> add_order_;
-  std::map<std::pair<Entid, Entid>, std::map<DbVal, const Term*>> one_values_;
+  using AddEntry = std::pair<const DatomKey, const Term*>;
+  std::vector<const AddEntry*> add_order_;
+  // The first value of each cardinality-one (e, a) asserted, and every (e, a) given two.
+  std::unordered_map<std::pair<Entid, Entid>, const AddEntry*, EaHash> one_first_;
+  std::map<std::pair<Entid, Entid>, std::map<DbVal, const Term*>> one_conflicts_;
   std::unordered_set<DatomKey, DatomKeyHash> explicit_retracts_, retract_seen_, retracted_;
   std::vector<DatomKey> retract_order_;
   std::unordered_set<Entid> entity_seen_;

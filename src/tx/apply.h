@@ -24,7 +24,7 @@ struct Changes {
   std::vector<Change> asserted;  // tx = 0 (the current transaction)
 };
 
-Result<Changes> Apply(storage::Connection* c, const Schema& schema,
-                      const std::vector<Term>& terms, const Resolution& res);
+Result<Changes> Apply(storage::Connection* c, const Schema& schema, const std::vector<Term>& terms,
+                      const Resolution& res);
 
 }  // namespace mentat::tx

@@ -15,8 +15,14 @@ Status ErrorAt(Code code, const edn::Value& at, const std::string& msg) {
 
 std::string Describe(const Term& t) {
   if (!t.form.is_nil()) return edn::Print(t.form);
+  if (t.map_key)
+    return edn::Print(edn::Value::Vector({edn::Value::Keyword("db/add"),
+                                          t.map_id ? *t.map_id : edn::Value::Symbol("_"),
+                                          *t.map_key, *t.map_value}));
   return "datom";
 }
+
+edn::Pos FormPos(const Term& t) { return t.map_key ? t.map_pos : t.form.pos(); }
 
 namespace {
 
@@ -31,6 +37,16 @@ class Expander {
       return ErrorAt(Code::kInvalidArgument, data,
                      "transaction data must be a vector of forms, got " +
                          std::string(edn::KindName(data.kind())));
+    // Terms are large: room for about all of them up front, so the vector rarely moves them.
+    size_t expected = 0;
+    for (const auto& form : data.items()) {
+      if (!form.is_map()) {
+        ++expected;
+        continue;
+      }
+      for (const auto& [k, v] : form.entries()) expected += v.is_seq() ? v.size() : 1;
+    }
+    terms_.reserve(expected);
     for (const auto& form : data.items()) {
       if (form.is_map()) {
         EntityPlace ignored;
@@ -38,9 +54,9 @@ class Expander {
       } else if (form.is_vector() || form.is_list()) {
         MENTAT_RETURN_IF_ERROR(ExpandList(form));
       } else {
-        return ErrorAt(Code::kInvalidArgument, form,
-                       "expected a list form [:db/add ...] or an entity map, got " +
-                           edn::Print(form));
+        return ErrorAt(
+            Code::kInvalidArgument, form,
+            "expected a list form [:db/add ...] or an entity map, got " + edn::Print(form));
       }
     }
     return Status::OK();
@@ -70,8 +86,8 @@ class Expander {
     if (!attr) return ErrorAt(Code::kSchema, v, "unknown attribute :" + ident);
     if (*reverse && attr->type != ValueType::kRef)
       return ErrorAt(Code::kSchema, v,
-                     "reverse attribute " + edn::Print(v) + " requires a ref attribute, :" +
-                         ident + " is " + ValueTypeIdent(attr->type));
+                     "reverse attribute " + edn::Print(v) + " requires a ref attribute, :" + ident +
+                         " is " + ValueTypeIdent(attr->type));
     return attr;
   }
 
@@ -92,12 +108,13 @@ class Expander {
       return ErrorAt(Code::kInvalidArgument, v,
                      "lookup ref attribute must be a keyword: " + edn::Print(v));
     const Attribute* attr = schema_.attribute(a.str());
-    if (!attr) return ErrorAt(Code::kSchema, a, "unknown attribute " + edn::Print(a) +
-                                                    " in lookup ref " + edn::Print(v));
+    if (!attr)
+      return ErrorAt(Code::kSchema, a,
+                     "unknown attribute " + edn::Print(a) + " in lookup ref " + edn::Print(v));
     if (attr->unique == Unique::kNone)
-      return ErrorAt(Code::kSchema, v,
-                     "lookup ref " + edn::Print(v) + " uses " + edn::Print(a) +
-                         ", which is not :db/unique");
+      return ErrorAt(
+          Code::kSchema, v,
+          "lookup ref " + edn::Print(v) + " uses " + edn::Print(a) + ", which is not :db/unique");
     EntityPlace p;
     p.kind = EntityPlace::Kind::kLookup;
     p.lookup_a = attr->id;
@@ -112,8 +129,8 @@ class Expander {
     p.pos = v.pos();
     if (v.is_int()) {
       if (v.as_int() < 0)
-        return ErrorAt(Code::kInvalidArgument, v, "entity id must not be negative: " +
-                                                      edn::Print(v));
+        return ErrorAt(Code::kInvalidArgument, v,
+                       "entity id must not be negative: " + edn::Print(v));
       p.kind = EntityPlace::Kind::kId;
       p.id = v.as_int();
       return p;
@@ -150,14 +167,28 @@ class Expander {
     return p;
   }
 
+  // The entity-map entry a term comes from (see Term::map_key).
+  struct MapEntry {
+    edn::Pos pos;
+    const edn::Value* id;
+    const edn::Value* key;
+    const edn::Value* value;
+    void Note(Term* t) const {
+      t->map_pos = pos;
+      t->map_id = id;
+      t->map_key = key;
+      t->map_value = value;
+    }
+  };
+
   // Appends the assertion of `value` for forward attribute `attr` on entity `e`.
   Status AddValue(const EntityPlace& e, const Attribute* attr, const edn::Value& value,
-                  const edn::Value& form) {
+                  const MapEntry& source) {
     Term t;
     t.op = Term::Op::kAdd;
     t.e = e;
     t.a = attr->id;
-    t.form = form;
+    source.Note(&t);
     if (attr->type == ValueType::kRef) {
       t.v_is_ref = true;
       if (value.is_map()) {
@@ -200,7 +231,8 @@ class Expander {
           return ErrorAt(Code::kInvalidArgument, m,
                          "nested entity map under :" + via->ident +
                              " must be a component, have :db/id, or have a "
-                             ":db.unique/identity attribute: " + edn::Print(m));
+                             ":db.unique/identity attribute: " +
+                             edn::Print(m));
       }
       e = FreshTempid(m.pos());
     }
@@ -211,11 +243,10 @@ class Expander {
       any = true;
       bool reverse = false;
       MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, ParseAttr(k, &reverse));
-      edn::Value form = edn::Value::Vector({edn::Value::Keyword("db/add"),
-                                            id ? *id : edn::Value::Symbol("_"), k, v})
-                            .set_pos(m.pos());
+      MapEntry source{m.pos(), id, &k, &v};
       if (!reverse) {
-        for (const auto& one : Values(attr, v)) MENTAT_RETURN_IF_ERROR(AddValue(e, attr, one, form));
+        for (const auto& one : Values(attr, v))
+          MENTAT_RETURN_IF_ERROR(AddValue(e, attr, one, source));
         continue;
       }
       // Reverse: each value names an entity that refers to this one.
@@ -225,7 +256,7 @@ class Expander {
         Term t;
         t.op = Term::Op::kAdd;
         t.a = attr->id;
-        t.form = form;
+        source.Note(&t);
         if (src.is_map()) {
           MENTAT_RETURN_IF_ERROR(ExpandMap(src, &t.e, true, attr));
         } else {
@@ -250,9 +281,9 @@ class Expander {
     std::string op = it[0].str();
     auto arity = [&](size_t n) -> Status {
       if (it.size() != n)
-        return ErrorAt(Code::kInvalidArgument, form,
-                       ":" + op + " takes " + std::to_string(n - 1) + " arguments: " +
-                           edn::Print(form));
+        return ErrorAt(
+            Code::kInvalidArgument, form,
+            ":" + op + " takes " + std::to_string(n - 1) + " arguments: " + edn::Print(form));
       return Status::OK();
     };
     Term t;

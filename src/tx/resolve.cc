@@ -70,7 +70,7 @@ Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const
 Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
   auto r = schema::Encode(v, attr.type);
   if (r.ok()) return r;
-  return ErrorAt(Code::kSchema, v.pos().known() ? v.pos() : t.form.pos(),
+  return ErrorAt(Code::kSchema, v.pos().known() ? v.pos() : FormPos(t),
                  "value type mismatch for :" + attr.ident + ": " + r.status().message() + " in " +
                      Describe(t));
 }
@@ -197,7 +197,7 @@ class Resolver {
           out_->tempids[t.e.name] = *holder;
           changed = true;
         } else if (it->second != *holder) {
-          return ErrorAt(Code::kConflict, t.form.pos(),
+          return ErrorAt(Code::kConflict, FormPos(t),
                          "conflicting upsert: tempid " + TempidName(t.e) + " resolves to both " +
                              std::to_string(it->second) + " and " + std::to_string(*holder) +
                              " (through :" + attr->ident + ") in " + Describe(t));

@@ -36,8 +36,7 @@ struct Resolution {
 };
 
 // Looks up the entity holding unique value `v` of attribute `a`, if any.
-Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a,
-                                          const schema::DbVal& v);
+Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const schema::DbVal& v);
 
 // Encodes a plain value of `attr` for `t`, with an error naming the datom.
 Result<schema::DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t);

@@ -15,10 +15,10 @@ namespace mentat::tx {
 struct EntityPlace {
   enum class Kind : uint8_t { kId, kTempid, kLookup, kIdent, kTx };
   Kind kind = Kind::kId;
-  Entid id = 0;          // kId; after resolution, the entity for every kind
-  std::string name;      // kTempid: the tempid; kIdent: the ident (no colon)
-  Entid lookup_a = 0;    // kLookup
-  edn::Value lookup_v;   // kLookup
+  Entid id = 0;         // kId; after resolution, the entity for every kind
+  std::string name;     // kTempid: the tempid; kIdent: the ident (no colon)
+  Entid lookup_a = 0;   // kLookup
+  edn::Value lookup_v;  // kLookup
   edn::Pos pos;
   bool internal = false;  // kTempid made up for a map without :db/id (not reported)
 };
@@ -36,7 +36,14 @@ struct Term {
   bool old_is_ref = false;
   EntityPlace old_ref;
   edn::Value old_v;
-  edn::Value form;  // the source form, for error messages
+  // The source, for error messages: a list form in `form`; for a term from an entity map,
+  // `form` is nil and the map entry is named instead (pointers into the transaction data,
+  // which outlives the terms), to be shown as [:db/add id key value] when needed.
+  edn::Value form;
+  edn::Pos map_pos;
+  const edn::Value* map_id = nullptr;  // the map's :db/id, if any
+  const edn::Value* map_key = nullptr;
+  const edn::Value* map_value = nullptr;
 };
 
 // A fully resolved datom operation.
@@ -48,5 +55,7 @@ struct Resolved {
 
 // "[:db/add 65536 :user/name \"x\"]"-style text of a term for error messages.
 std::string Describe(const Term& t);
+// Where the term's source form starts in the transaction text.
+edn::Pos FormPos(const Term& t);
 
 }  // namespace mentat::tx
