@@ -1,6 +1,6 @@
 #include "storage/sqlite.h"
 
-#include "storage/wal_buffer.h"
+#include "storage/vfs.h"
 
 namespace mentat::storage {
 
@@ -63,8 +63,8 @@ Status Statement::Run() {
 
 Result<std::unique_ptr<Connection>> Connection::Open(const std::string& uri, int flags) {
   sqlite3* db = nullptr;
-  // Through the WAL write buffer (wal_buffer.h) unless the URI names a VFS.
-  int rc = sqlite3_open_v2(uri.c_str(), &db, flags | SQLITE_OPEN_URI, WalBufferVfs());
+  // Through mentat's VFS (vfs.h) unless the URI names a VFS.
+  int rc = sqlite3_open_v2(uri.c_str(), &db, flags | SQLITE_OPEN_URI, MentatVfs());
   if (rc != SQLITE_OK) {
     Status st = SqliteError(db, rc, "cannot open '" + uri + "'");
     sqlite3_close_v2(db);

@@ -10,7 +10,7 @@
 #include <map>
 #include <set>
 
-#include "storage/wal_buffer.h"
+#include "storage/vfs.h"
 #include "util.h"
 
 namespace mentat::reliability {
@@ -73,7 +73,7 @@ const Scenario kScenarios[] = {
     {Op::kSync, SQLITE_IOERR_FSYNC, false, false, "fsync error"},
 };
 
-// The fault VFS under mentat's WAL write buffer (storage/wal_buffer.h), as a store opens
+// The fault VFS under mentat's WAL write buffer (storage/vfs.h), as a store opens
 // files by default, with a small buffer so that large transactions fill it.
 constexpr const char* kBufferOverFaults = "mentat-walbuf-over-fault";
 
@@ -156,7 +156,9 @@ TEST(FaultInjection, EveryFailedWriteOrSyncLeavesNoPartialTransaction) {
 // failed write-out fails the commit and the frames it carried are written again.
 TEST(FaultInjection, EveryFailedWriteThroughTheWalBufferLeavesNoPartialTransaction) {
   ASSERT_TRUE(faultvfs::Register());
-  ASSERT_TRUE(storage::RegisterWalBufferVfs(kBufferOverFaults, "mentat-fault", 8192).ok());
+  storage::VfsOptions small;
+  small.wal_buffer_bytes = 8192;
+  ASSERT_TRUE(storage::RegisterVfs(kBufferOverFaults, "mentat-fault", small).ok());
   CheckEveryFailedWriteOrSync(BufferedUri, Synchronous::kNormal);
   CheckEveryFailedWriteOrSync(BufferedUri, Synchronous::kFull);
 }

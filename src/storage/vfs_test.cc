@@ -1,4 +1,4 @@
-#include "storage/wal_buffer.h"
+#include "storage/vfs.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -49,7 +49,7 @@ void CheckCommitsAreVisibleAtOnce(const std::string& vfs, int batch) {
                   .ok());
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, "unix"), SQLITE_OK);
-  WalBufferCounts before = WalBufferStats();
+  VfsCounts before = VfsStats();
   int64_t total = 0;
   for (int i = 0; i < 40; ++i) {
     int n = i % 4 == 3 ? batch : 1 + i % 3;
@@ -59,9 +59,9 @@ void CheckCommitsAreVisibleAtOnce(const std::string& vfs, int batch) {
     // The other connection reads the commit while the writer still holds its WAL open.
     ASSERT_EQ(CountWithoutBuffer(raw), total) << "after transaction " << i;
   }
-  WalBufferCounts after = WalBufferStats();
-  uint64_t writes = after.sqlite_writes - before.sqlite_writes;
-  uint64_t flushes = after.flushes - before.flushes;
+  VfsCounts after = VfsStats();
+  uint64_t writes = after.wal_writes - before.wal_writes;
+  uint64_t flushes = after.wal_flushes - before.wal_flushes;
   EXPECT_GT(writes, 40u * 6);
   EXPECT_LT(flushes * 4, writes) << flushes << " write-outs for " << writes << " writes";
   sqlite3_close(raw);
@@ -78,14 +78,16 @@ void CheckCommitsAreVisibleAtOnce(const std::string& vfs, int batch) {
 }
 
 TEST(WalBuffer, CommitsAreVisibleToAnotherConnectionAtOnce) {
-  const char* vfs = WalBufferVfs();
+  const char* vfs = MentatVfs();
   ASSERT_NE(vfs, nullptr);
   CheckCommitsAreVisibleAtOnce(vfs, 400);
 }
 
 // A buffer smaller than one large transaction's frames: write-outs when it fills.
 TEST(WalBuffer, SmallBufferAndTransactionsLargerThanIt) {
-  ASSERT_TRUE(RegisterWalBufferVfs("mentat-walbuf-test-16k", nullptr, 16 * 1024).ok());
+  VfsOptions o;
+  o.wal_buffer_bytes = 16 * 1024;
+  ASSERT_TRUE(RegisterVfs("mentat-walbuf-test-16k", nullptr, o).ok());
   CheckCommitsAreVisibleAtOnce("mentat-walbuf-test-16k", 3000);
 }
 
@@ -102,7 +104,9 @@ int64_t QueryInt(sqlite3* db, const char* sql) {
 // WAL before they commit and write some of them again in place, read spilled pages back,
 // and checkpoint; a connection without the buffer sees each commit and nothing before it.
 TEST(WalBuffer, CacheSpillsRewritesAndCheckpoints) {
-  ASSERT_TRUE(RegisterWalBufferVfs("mentat-walbuf-test-64k", nullptr, 64 * 1024).ok());
+  VfsOptions o;
+  o.wal_buffer_bytes = 64 * 1024;
+  ASSERT_TRUE(RegisterVfs("mentat-walbuf-test-64k", nullptr, o).ok());
   TempDir dir;
   std::string path = dir.Path("spill.db");
   sqlite3* w = nullptr;
@@ -150,8 +154,68 @@ TEST(WalBuffer, CacheSpillsRewritesAndCheckpoints) {
   sqlite3_close(r);
 }
 
+// A reader with a memory map beside a writer: the map is kept while the file grows a
+// little, dropped when it grows a lot or shrinks (VACUUM, then a truncating checkpoint),
+// and every read sees the current snapshot.
+TEST(Vfs, ReaderKeepsItsMapWhileTheFileGrowsAndDropsItWhenItShrinks) {
+  const char* vfs = MentatVfs();
+  ASSERT_NE(vfs, nullptr);
+  TempDir dir;
+  std::string path = dir.Path("map.db");
+  sqlite3* w = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &w, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, vfs),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(w,
+                         "PRAGMA journal_mode = WAL; CREATE TABLE t (k INTEGER PRIMARY KEY, v);"
+                         "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c "
+                         "WHERE i < 20000) INSERT INTO t (v) SELECT randomblob(100) FROM c;"
+                         "PRAGMA wal_checkpoint(TRUNCATE);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(w);
+  sqlite3* r = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &r, SQLITE_OPEN_READONLY, vfs), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(r, "PRAGMA mmap_size = 268435456", nullptr, nullptr, nullptr), SQLITE_OK);
+  int64_t rows = 20000;
+  ASSERT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+  VfsCounts before = VfsStats();
+  // Small commits, each checkpointed so the file grows a little.
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(sqlite3_exec(w,
+                           "INSERT INTO t (v) VALUES (randomblob(3000));"
+                           "PRAGMA wal_checkpoint(PASSIVE);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    ++rows;
+    ASSERT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+    ASSERT_EQ(QueryInt(r, "SELECT count(*) FROM t WHERE length(v) = 3000"), i + 1);
+  }
+  VfsCounts mid = VfsStats();
+  EXPECT_GE(mid.maps_kept - before.maps_kept, 15u);
+  // The file doubles: the map is dropped and made again.
+  ASSERT_EQ(sqlite3_exec(w,
+                         "INSERT INTO t (v) SELECT randomblob(100) FROM t;"
+                         "PRAGMA wal_checkpoint(PASSIVE);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  rows *= 2;
+  ASSERT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows);
+  VfsCounts grown = VfsStats();
+  EXPECT_GE(grown.maps_dropped - mid.maps_dropped, 1u);
+  // The file shrinks to a fraction: the map must go before any read past the new end.
+  ASSERT_EQ(sqlite3_exec(w, "DELETE FROM t WHERE k > 100; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(w);
+  ASSERT_EQ(QueryInt(r, "SELECT count(*) FROM t"), 100);
+  ASSERT_EQ(QueryInt(r, "SELECT sum(length(v)) FROM t"), 100 * 100);
+  EXPECT_GE(VfsStats().maps_dropped - grown.maps_dropped, 1u);
+  sqlite3_close(r);
+  sqlite3_close(w);
+}
+
 TEST(WalBuffer, UnknownBaseIsAnError) {
-  Status st = RegisterWalBufferVfs("mentat-walbuf-test-none", "no-such-vfs", 4096);
+  Status st = RegisterVfs("mentat-walbuf-test-none", "no-such-vfs", VfsOptions());
   EXPECT_EQ(st.code(), Code::kNotFound);
   EXPECT_NE(st.message().find("no-such-vfs"), std::string::npos) << st.ToString();
 }
