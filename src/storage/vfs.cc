@@ -209,6 +209,12 @@ int MainFetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
   return rc;
 }
 
+int MainFileControl(sqlite3_file* f, int op, void* arg) {
+  // A new mmap limit makes the VFS underneath map the file again, at its size now.
+  if (op == SQLITE_FCNTL_MMAP_SIZE) M(f)->mapped_upper = 0;
+  return PassFileControl(f, op, arg);
+}
+
 int MainUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
   MainFile* m = M(f);
   // p == nullptr asks to unmap the whole file (SQLite does so when a read transaction
@@ -240,7 +246,7 @@ sqlite3_io_methods MakeMethods(int version, bool wal) {
   m.xLock = Lock;
   m.xUnlock = Unlock;
   m.xCheckReservedLock = CheckReservedLock;
-  m.xFileControl = wal ? WalFileControl : PassFileControl;
+  m.xFileControl = wal ? WalFileControl : MainFileControl;
   m.xSectorSize = SectorSize;
   m.xDeviceCharacteristics = DeviceCharacteristics;
   if (version >= 2) {
