@@ -31,12 +31,9 @@ struct MentatVfsObject {
 
 sqlite3_vfs* Base(sqlite3_vfs* v) { return reinterpret_cast<MentatVfsObject*>(v)->base; }
 
-// Every wrapped file starts with this: our methods in `base`, and the real file (opened
-// by the VFS underneath) in the same allocation, after the wrapper's own fields.
-struct Wrapped {
-  sqlite3_file base;
-  sqlite3_file* real;
-};
+// Every wrapped file starts with a LayeredFile; the real file (opened by the VFS
+// underneath) follows the wrapper's own fields in the same allocation.
+using Wrapped = LayeredFile;
 
 sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<Wrapped*>(f)->real; }
 
@@ -191,13 +188,6 @@ struct MainFile {
 
 MainFile* M(sqlite3_file* f) { return reinterpret_cast<MainFile*>(f); }
 
-int MainClose(sqlite3_file* f) {
-  sqlite3_file* real = Real(f);
-  int rc = real->pMethods ? real->pMethods->xClose(real) : SQLITE_OK;
-  f->pMethods = nullptr;
-  return rc;
-}
-
 int MainFetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
   int rc = PassFetch(f, off, amt, pp);
   MainFile* m = M(f);
@@ -235,29 +225,22 @@ int MainUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
 // ---- Method tables: versions 1..3, a wrapper offers what its real file offers ----
 
 sqlite3_io_methods MakeMethods(int version, bool wal) {
-  sqlite3_io_methods m{};
-  m.iVersion = version;
-  m.xClose = wal ? WalClose : MainClose;
-  m.xRead = wal ? WalRead : PassRead;
-  m.xWrite = wal ? WalWrite : PassWrite;
-  m.xTruncate = wal ? WalTruncate : PassTruncate;
-  m.xSync = wal ? WalSync : PassSync;
-  m.xFileSize = wal ? WalFileSize : PassFileSize;
-  m.xLock = Lock;
-  m.xUnlock = Unlock;
-  m.xCheckReservedLock = CheckReservedLock;
-  m.xFileControl = wal ? WalFileControl : MainFileControl;
-  m.xSectorSize = SectorSize;
-  m.xDeviceCharacteristics = DeviceCharacteristics;
-  if (version >= 2) {
-    m.xShmMap = ShmMap;
-    m.xShmLock = ShmLock;
-    m.xShmBarrier = ShmBarrier;
-    m.xShmUnmap = ShmUnmap;
-  }
-  if (version >= 3) {
-    m.xFetch = wal ? WalFetch : MainFetch;
-    m.xUnfetch = wal ? PassUnfetch : MainUnfetch;
+  sqlite3_io_methods m = PassThroughMethods(version);
+  if (wal) {
+    m.xClose = WalClose;
+    m.xRead = WalRead;
+    m.xWrite = WalWrite;
+    m.xTruncate = WalTruncate;
+    m.xSync = WalSync;
+    m.xFileSize = WalFileSize;
+    m.xFileControl = WalFileControl;
+    if (version >= 3) m.xFetch = WalFetch;
+  } else {
+    m.xFileControl = MainFileControl;
+    if (version >= 3) {
+      m.xFetch = MainFetch;
+      m.xUnfetch = MainUnfetch;
+    }
   }
   return m;
 }
@@ -397,6 +380,41 @@ const char* MentatVfs() {
     return kDefaultName;
   }();
   return name;
+}
+
+static int PassClose(sqlite3_file* f) {
+  sqlite3_file* real = Real(f);
+  int rc = real->pMethods ? real->pMethods->xClose(real) : SQLITE_OK;
+  f->pMethods = nullptr;
+  return rc;
+}
+
+sqlite3_io_methods PassThroughMethods(int version) {
+  sqlite3_io_methods m{};
+  m.iVersion = version;
+  m.xClose = PassClose;
+  m.xRead = PassRead;
+  m.xWrite = PassWrite;
+  m.xTruncate = PassTruncate;
+  m.xSync = PassSync;
+  m.xFileSize = PassFileSize;
+  m.xLock = Lock;
+  m.xUnlock = Unlock;
+  m.xCheckReservedLock = CheckReservedLock;
+  m.xFileControl = PassFileControl;
+  m.xSectorSize = SectorSize;
+  m.xDeviceCharacteristics = DeviceCharacteristics;
+  if (version >= 2) {
+    m.xShmMap = ShmMap;
+    m.xShmLock = ShmLock;
+    m.xShmBarrier = ShmBarrier;
+    m.xShmUnmap = ShmUnmap;
+  }
+  if (version >= 3) {
+    m.xFetch = PassFetch;
+    m.xUnfetch = PassUnfetch;
+  }
+  return m;
 }
 
 VfsCounts VfsStats() {

@@ -28,8 +28,19 @@
 #include <string>
 
 #include "mentat/status.h"
+#include "storage/sqlite_api.h"
 
 namespace mentat::storage {
+
+// A file of a VFS layered over another (this one, or a test's fault-injecting VFS):
+// SQLite's view of it first, then the file the VFS underneath opened.
+struct LayeredFile {
+  sqlite3_file base;
+  sqlite3_file* real;
+};
+// Method tables of `version` (1..3) for a LayeredFile that pass every call to `real`; a
+// layer replaces the calls it changes.
+sqlite3_io_methods PassThroughMethods(int version);
 
 struct VfsOptions {
   size_t wal_buffer_bytes = 1024 * 1024;  // 0: WAL writes go straight through

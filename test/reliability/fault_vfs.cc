@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "storage/vfs.h"
+
 namespace mentat::reliability::faultvfs {
 namespace {
 
@@ -32,19 +34,10 @@ int Fault(Op op) {
   return g_rc.load();
 }
 
-struct FaultFile {
-  sqlite3_file base;
-  sqlite3_file* real;  // follows this struct in the same allocation
-};
+using FaultFile = storage::LayeredFile;
 
 sqlite3_file* Real(sqlite3_file* f) { return reinterpret_cast<FaultFile*>(f)->real; }
 
-int Close(sqlite3_file* f) {
-  sqlite3_file* r = Real(f);
-  int rc = r->pMethods ? r->pMethods->xClose(r) : SQLITE_OK;
-  f->pMethods = nullptr;
-  return rc;
-}
 int Read(sqlite3_file* f, void* buf, int amt, sqlite3_int64 off) {
   int rc = Fault(Op::kRead);
   if (rc != SQLITE_OK) return rc;
@@ -58,70 +51,19 @@ int Write(sqlite3_file* f, const void* buf, int amt, sqlite3_int64 off) {
   }
   return Real(f)->pMethods->xWrite(Real(f), buf, amt, off);
 }
-int Truncate(sqlite3_file* f, sqlite3_int64 size) {
-  return Real(f)->pMethods->xTruncate(Real(f), size);
-}
 int Sync(sqlite3_file* f, int flags) {
   int rc = Fault(Op::kSync);
   if (rc != SQLITE_OK) return rc;
   return Real(f)->pMethods->xSync(Real(f), flags);
 }
-int FileSize(sqlite3_file* f, sqlite3_int64* size) {
-  return Real(f)->pMethods->xFileSize(Real(f), size);
-}
-int Lock(sqlite3_file* f, int level) { return Real(f)->pMethods->xLock(Real(f), level); }
-int Unlock(sqlite3_file* f, int level) { return Real(f)->pMethods->xUnlock(Real(f), level); }
-int CheckReservedLock(sqlite3_file* f, int* out) {
-  return Real(f)->pMethods->xCheckReservedLock(Real(f), out);
-}
-int FileControl(sqlite3_file* f, int op, void* arg) {
-  return Real(f)->pMethods->xFileControl(Real(f), op, arg);
-}
-int SectorSize(sqlite3_file* f) { return Real(f)->pMethods->xSectorSize(Real(f)); }
-int DeviceCharacteristics(sqlite3_file* f) {
-  return Real(f)->pMethods->xDeviceCharacteristics(Real(f));
-}
-int ShmMap(sqlite3_file* f, int pg, int pgsz, int extend, void volatile** pp) {
-  return Real(f)->pMethods->xShmMap(Real(f), pg, pgsz, extend, pp);
-}
-int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
-  return Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
-}
-void ShmBarrier(sqlite3_file* f) { Real(f)->pMethods->xShmBarrier(Real(f)); }
-int ShmUnmap(sqlite3_file* f, int del) { return Real(f)->pMethods->xShmUnmap(Real(f), del); }
-int Fetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
-  return Real(f)->pMethods->xFetch(Real(f), off, amt, pp);
-}
-int Unfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
-  return Real(f)->pMethods->xUnfetch(Real(f), off, p);
-}
 
-// Versions 1..3 of the method table; the wrapper offers what the real file offers.
+// Versions 1..3 of the method table (the wrapper offers what the real file offers):
+// every call passed through, reads, writes and syncs through the fault switch first.
 sqlite3_io_methods MakeMethods(int version) {
-  sqlite3_io_methods m{};
-  m.iVersion = version;
-  m.xClose = Close;
+  sqlite3_io_methods m = storage::PassThroughMethods(version);
   m.xRead = Read;
   m.xWrite = Write;
-  m.xTruncate = Truncate;
   m.xSync = Sync;
-  m.xFileSize = FileSize;
-  m.xLock = Lock;
-  m.xUnlock = Unlock;
-  m.xCheckReservedLock = CheckReservedLock;
-  m.xFileControl = FileControl;
-  m.xSectorSize = SectorSize;
-  m.xDeviceCharacteristics = DeviceCharacteristics;
-  if (version >= 2) {
-    m.xShmMap = ShmMap;
-    m.xShmLock = ShmLock;
-    m.xShmBarrier = ShmBarrier;
-    m.xShmUnmap = ShmUnmap;
-  }
-  if (version >= 3) {
-    m.xFetch = Fetch;
-    m.xUnfetch = Unfetch;
-  }
   return m;
 }
 
