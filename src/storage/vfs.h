@@ -21,6 +21,10 @@
 // file is no smaller than it was when the map was made and has not grown by more than an
 // eighth since (then the map is dropped as SQLite asked, and the next read maps the file
 // anew). Pages the map does not cover are read with read(), as SQLite does anyway.
+// SQLite unmaps so conservatively for portability: a file truncated and extended again
+// by another process could leave some systems' maps stale. On Linux a shared file map
+// stays coherent with the file through truncation and re-extension, and SQLite reads
+// from the file only pages the snapshot has there, never past its end.
 #pragma once
 
 #include <cstddef>
