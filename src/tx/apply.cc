@@ -58,25 +58,26 @@ class Applier {
     one_first_.reserve(terms.size());
     for (const auto& t : terms) MENTAT_RETURN_IF_ERROR(Collect(t));
     // 2. Checks between the terms of this transaction.
-    for (const auto& [key, term] : adds_) {
-      if (explicit_retracts_.empty()) break;
-      if (explicit_retracts_.count(key))
-        return ErrorAt(Code::kConflict, FormPos(*term),
-                       "the datom " + DatomText(schema_, key.e, key.a, key.v) +
-                           " is both added and retracted in one transaction");
-    }
-    for (const auto& [ea, vals] : one_conflicts_) {
-      {
-        const Attribute* attr = schema_.attribute(ea.second);
-        std::string list;
-        for (const auto& [v, term] : vals) {
-          if (!list.empty()) list += " and ";
-          list += edn::Print(schema::Decode(v, attr->type));
-        }
-        return ErrorAt(Code::kConflict, FormPos(*vals.begin()->second),
-                       "two values for cardinality-one attribute :" + attr->ident + " of entity " +
-                           std::to_string(ea.first) + " in one transaction: " + list);
+    if (!explicit_retracts_.empty()) {
+      for (const auto& [key, term] : adds_) {
+        if (explicit_retracts_.count(key))
+          return ErrorAt(Code::kConflict, FormPos(*term),
+                         "the datom " + DatomText(schema_, key.e, key.a, key.v) +
+                             " is both added and retracted in one transaction");
       }
+    }
+    // The first (e, a) in order that was given two values.
+    if (!one_conflicts_.empty()) {
+      const auto& [ea, vals] = *one_conflicts_.begin();
+      const Attribute* attr = schema_.attribute(ea.second);
+      std::string list;
+      for (const auto& [v, term] : vals) {
+        if (!list.empty()) list += " and ";
+        list += edn::Print(schema::Decode(v, attr->type));
+      }
+      return ErrorAt(Code::kConflict, FormPos(*vals.begin()->second),
+                     "two values for cardinality-one attribute :" + attr->ident + " of entity " +
+                         std::to_string(ea.first) + " in one transaction: " + list);
     }
     // 3. Retractions that exist (others are no-ops).
     for (const auto& key : retract_order_) {
