@@ -257,6 +257,10 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
 // Reads cached attributes through mentat_cached(a, e) where a pattern's entity is already
 // found by an earlier pattern of its block (plan.cc); returns the attributes so read.
 std::vector<Entid> UseAttributeCache(Unit* unit);
+// ---- entity_sets.cc ----
+// Turns a block's first pattern into an entity-set filter on the second where scanning the
+// second's value index costs less than probing it once per entity of the first.
+void UseEntitySets(Unit* unit, const Schema& schema, const Stats& stats);
 // Reads attr_stats and meta, and probes the size of since windows.
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views);
 

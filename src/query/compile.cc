@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "query/analyze.h"
+#include "query/relation.h"
 
 namespace mentat::query {
 
@@ -372,6 +373,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
            env->use_planner);
   if (env->cached_attrs && !env->cached_attrs->empty())
     out->cached_attrs = UseAttributeCache(&out->main);
+  if (env->use_planner && EntitySetsUsable()) UseEntitySets(&out->main, *env->schema, *env->stats);
   if (cpp) {
     // C++ aggregates: the SQL returns the distinct rows of the variables involved.
     out->cpp_mode = true;

@@ -124,6 +124,9 @@ struct Item {
   Entid cache_attr = -1;
   int cached_from = -1;  // when it does: the earlier item whose e column it reads by
   int rel = -1;          // kRel: its RelSpec
+  // Read as an in-memory set of entity ids that filters this later item (entity_sets.cc);
+  // the item then has no table of its own and its e column is that item's.
+  int set_for = -1;
 };
 
 struct Block {

@@ -69,7 +69,12 @@ schema::DbVal CellOf(sqlite3_value* v);
 
 // Registers mentat_rel and the scalar functions the compiled SQL uses (mentat_str,
 // mentat_fmt_inst, mentat_fmt_uuid, mentat_div, mentat_subs, mentat_re_find,
-// mentat_re_matches) on `db`, once per connection. Thread-safe.
+// mentat_re_matches, mentat_eset, mentat_in_eset) on `db`, once per connection.
+// Thread-safe.
 Status EnsureRegistered(sqlite3* db);
+// True once a registered connection has shown that an SQLite pointer value made by an
+// aggregate reaches a function through a scalar subquery (SQLite 3.40 does; a host SQLite
+// that drops it would make entity-set plans fail, so the planner then does not use them).
+bool EntitySetsUsable();
 
 }  // namespace mentat::query

@@ -185,6 +185,9 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
                     (item.cached_from >= 0 ? "; from the attribute cache by t" +
                                                  std::to_string(item.cached_from) + ".e"
                                            : "") +
+                    (item.set_for >= 0 ? "; read once as a set of entities filtering t" +
+                                             std::to_string(item.set_for)
+                                       : "") +
                     ")");
       if (item.kind == Item::Kind::kComposite)
         for (size_t k = 0; k < item.variants.size(); ++k) {

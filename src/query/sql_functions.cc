@@ -1,10 +1,14 @@
-// Scalar SQL functions used by compiled queries: Clojure-like str, ratio-free division,
-// subs, and regular expressions (ECMAScript syntax, std::regex; compiled patterns are
-// cached per statement with sqlite3_set_auxdata).
+// SQL functions used by compiled queries: Clojure-like str, ratio-free division, subs,
+// regular expressions (ECMAScript syntax, std::regex; compiled patterns are cached per
+// statement with sqlite3_set_auxdata), and the entity sets of entity_sets.cc.
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "mentat/edn.h"
 #include "mentat/status.h"
@@ -188,6 +192,84 @@ void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
 void ReFindFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, false); }
 void ReMatchesFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, true); }
 
+// ---- Entity sets (entity_sets.cc) ----
+// mentat_eset(e), an aggregate, collects integers into a set passed on as an SQLite
+// pointer value (sqlite3_result_pointer): SQLite frees it with the statement's registers,
+// and a pointer value cannot be forged from SQL text. mentat_in_eset(set, e) is 1 when e is
+// in it. A set is a bitmap over [min, max] when that is at most 64 bits per member, else a
+// sorted vector.
+constexpr char kEntitySetType[] = "mentat_eset";
+std::atomic<bool> g_entity_sets_usable{false};
+
+class EntitySet {
+ public:
+  explicit EntitySet(std::vector<int64_t> ids) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    if (ids.empty()) return;
+    lo_ = ids.front();
+    // max - min as unsigned cannot overflow; + 1 can only when it is not a bitmap.
+    uint64_t last = static_cast<uint64_t>(ids.back()) - static_cast<uint64_t>(lo_);
+    if (last / 64 < ids.size()) {
+      span_ = last + 1;
+      bits_.assign(last / 64 + 1, 0);
+      for (int64_t id : ids) {
+        uint64_t o = static_cast<uint64_t>(id) - static_cast<uint64_t>(lo_);
+        bits_[o >> 6] |= uint64_t{1} << (o & 63);
+      }
+    } else {
+      sorted_ = std::move(ids);
+    }
+  }
+  bool Contains(int64_t id) const {
+    if (!bits_.empty()) {
+      uint64_t o = static_cast<uint64_t>(id) - static_cast<uint64_t>(lo_);
+      return o < span_ && ((bits_[o >> 6] >> (o & 63)) & 1);
+    }
+    return std::binary_search(sorted_.begin(), sorted_.end(), id);
+  }
+
+ private:
+  int64_t lo_ = 0;
+  uint64_t span_ = 0;
+  std::vector<uint64_t> bits_;
+  std::vector<int64_t> sorted_;
+};
+
+struct EntitySetBuilder {
+  std::vector<int64_t>* ids;  // owned; the aggregate context is zeroed memory
+};
+
+void EsetStep(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto* b =
+      static_cast<EntitySetBuilder*>(sqlite3_aggregate_context(ctx, sizeof(EntitySetBuilder)));
+  if (!b) return sqlite3_result_error_nomem(ctx);
+  if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) return;
+  if (!b->ids) b->ids = new std::vector<int64_t>();
+  b->ids->push_back(sqlite3_value_int64(argv[0]));
+}
+
+void EsetFinal(sqlite3_context* ctx) {
+  auto* b = static_cast<EntitySetBuilder*>(sqlite3_aggregate_context(ctx, 0));
+  std::vector<int64_t> ids;
+  if (b && b->ids) {
+    ids = std::move(*b->ids);
+    delete b->ids;
+    b->ids = nullptr;
+  }
+  sqlite3_result_pointer(ctx, new EntitySet(std::move(ids)), kEntitySetType,
+                         [](void* p) { delete static_cast<EntitySet*>(p); });
+}
+
+void InEsetFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  const auto* set = static_cast<const EntitySet*>(sqlite3_value_pointer(argv[0], kEntitySetType));
+  if (!set)
+    return sqlite3_result_error(
+        ctx, "mentat_in_eset: the first argument is not a set made by mentat_eset", -1);
+  sqlite3_result_int(ctx, sqlite3_value_type(argv[1]) == SQLITE_INTEGER &&
+                              set->Contains(sqlite3_value_int64(argv[1])));
+}
+
 }  // namespace
 
 Status RegisterFunctions(sqlite3* db) {
@@ -209,8 +291,27 @@ Status RegisterFunctions(sqlite3* db) {
     if (rc != SQLITE_OK)
       return Status::Internal(std::string("cannot register ") + f.name + ": " + sqlite3_errstr(rc));
   }
+  int rc = sqlite3_create_function_v2(db, "mentat_eset", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr,
+                                      nullptr, EsetStep, EsetFinal, nullptr);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_create_function_v2(db, "mentat_in_eset", 2,
+                                    SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, nullptr,
+                                    InEsetFn, nullptr, nullptr, nullptr);
+  if (rc != SQLITE_OK)
+    return Status::Internal(std::string("cannot register the entity set functions: ") +
+                            sqlite3_errstr(rc));
+  if (!g_entity_sets_usable.load(std::memory_order_acquire)) {
+    sqlite3_stmt* st = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT mentat_in_eset((SELECT mentat_eset(7)), 7)", -1, &st,
+                           nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1)
+      g_entity_sets_usable.store(true, std::memory_order_release);
+    sqlite3_finalize(st);
+  }
   return Status::OK();
 }
+
+bool EntitySetsUsable() { return g_entity_sets_usable.load(std::memory_order_acquire); }
 
 std::string FormatDoubleForStr(double d) { return FormatDouble(d); }
 
