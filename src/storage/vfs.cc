@@ -19,6 +19,9 @@ std::atomic<uint64_t> g_wal_writes{0};
 std::atomic<uint64_t> g_wal_flushes{0};
 std::atomic<uint64_t> g_maps_kept{0};
 std::atomic<uint64_t> g_maps_dropped{0};
+std::atomic<uint64_t> g_sizes_reused{0};
+// The wal-index header: its first copy, at the start of the shared memory.
+constexpr size_t kWalIndexHdrSize = 48;
 
 // One registered VFS: the sqlite3_vfs SQLite calls (first member, so the sqlite3_vfs*
 // SQLite hands back is this object), the VFS underneath and the options.
@@ -184,9 +187,68 @@ struct MainFile {
   // An upper bound of the mapped size, read after the fetch that made the map; 0: no map
   // made since the last unmap (or none known).
   sqlite3_int64 mapped_upper;
+  bool keep_map;
+  // The size cache (vfs.h): the wal-index header, region 0 of the shared memory once
+  // mapped, and the header and file size of the last size read under an empty WAL.
+  bool cache_size;
+  bool size_known;
+  const volatile unsigned char* shm0;
+  unsigned char size_hdr[kWalIndexHdrSize];
+  sqlite3_int64 size;
 };
 
 MainFile* M(sqlite3_file* f) { return reinterpret_cast<MainFile*>(f); }
+
+// Copies the first copy of the wal-index header; false when it is not initialized or the
+// WAL has frames (then the file size may change without the header changing: a
+// checkpoint writes frames back into the database file).
+bool EmptyWalHeader(const MainFile* m, unsigned char* out) {
+  if (!m->shm0) return false;
+  for (size_t i = 0; i < kWalIndexHdrSize; ++i) out[i] = m->shm0[i];
+  uint32_t mx_frame = 0;
+  std::memcpy(&mx_frame, out + 16, sizeof mx_frame);  // native order, as SQLite writes it
+  return out[12] == 1 && mx_frame == 0;               // isInit
+}
+
+int MainFileSize(sqlite3_file* f, sqlite3_int64* size) {
+  MainFile* m = M(f);
+  unsigned char hdr[kWalIndexHdrSize];
+  bool empty = m->cache_size && EmptyWalHeader(m, hdr);
+  if (empty && m->size_known && std::memcmp(hdr, m->size_hdr, kWalIndexHdrSize) == 0) {
+    g_sizes_reused.fetch_add(1, std::memory_order_relaxed);
+    *size = m->size;
+    return SQLITE_OK;
+  }
+  m->size_known = false;
+  int rc = PassFileSize(f, size);
+  if (rc == SQLITE_OK && empty) {
+    std::memcpy(m->size_hdr, hdr, kWalIndexHdrSize);
+    m->size = *size;
+    m->size_known = true;
+  }
+  return rc;
+}
+
+int MainWrite(sqlite3_file* f, const void* data, int amt, sqlite3_int64 off) {
+  M(f)->size_known = false;
+  return PassWrite(f, data, amt, off);
+}
+int MainTruncate(sqlite3_file* f, sqlite3_int64 size) {
+  M(f)->size_known = false;
+  return PassTruncate(f, size);
+}
+int MainShmMap(sqlite3_file* f, int pg, int pgsz, int extend, void volatile** pp) {
+  int rc = ShmMap(f, pg, pgsz, extend, pp);
+  if (rc == SQLITE_OK && pg == 0 && *pp && pgsz >= static_cast<int>(kWalIndexHdrSize))
+    M(f)->shm0 = static_cast<const volatile unsigned char*>(*pp);
+  return rc;
+}
+int MainShmUnmap(sqlite3_file* f, int del) {
+  MainFile* m = M(f);
+  m->shm0 = nullptr;
+  m->size_known = false;
+  return ShmUnmap(f, del);
+}
 
 int MainFetch(sqlite3_file* f, sqlite3_int64 off, int amt, void** pp) {
   int rc = PassFetch(f, off, amt, pp);
@@ -209,7 +271,7 @@ int MainUnfetch(sqlite3_file* f, sqlite3_int64 off, void* p) {
   MainFile* m = M(f);
   // p == nullptr asks to unmap the whole file (SQLite does so when a read transaction
   // starts on another snapshot, and only with no page of the map in use).
-  if (p == nullptr && m->mapped_upper > 0) {
+  if (p == nullptr && m->keep_map && m->mapped_upper > 0) {
     sqlite3_int64 size = 0;
     if (PassFileSize(f, &size) == SQLITE_OK && size >= m->mapped_upper &&
         size - m->mapped_upper <= m->mapped_upper / 8) {
@@ -237,6 +299,13 @@ sqlite3_io_methods MakeMethods(int version, bool wal) {
     if (version >= 3) m.xFetch = WalFetch;
   } else {
     m.xFileControl = MainFileControl;
+    m.xFileSize = MainFileSize;
+    m.xWrite = MainWrite;
+    m.xTruncate = MainTruncate;
+    if (version >= 2) {
+      m.xShmMap = MainShmMap;
+      m.xShmUnmap = MainShmUnmap;
+    }
     if (version >= 3) {
       m.xFetch = MainFetch;
       m.xUnfetch = MainUnfetch;
@@ -257,7 +326,7 @@ int Open(sqlite3_vfs* v, const char* name, sqlite3_file* f, int flags, int* out_
   sqlite3_vfs* base = Base(v);
   const VfsOptions& o = reinterpret_cast<MentatVfsObject*>(v)->options;
   bool wal = (flags & SQLITE_OPEN_WAL) && o.wal_buffer_bytes > 0;
-  bool main = (flags & SQLITE_OPEN_MAIN_DB) && o.keep_map;
+  bool main = (flags & SQLITE_OPEN_MAIN_DB) && (o.keep_map || o.cache_size);
   if (!wal && !main) return base->xOpen(base, name, f, flags, out_flags);
   Wrapped* w = reinterpret_cast<Wrapped*>(f);
   w->base.pMethods = nullptr;
@@ -275,7 +344,12 @@ int Open(sqlite3_vfs* v, const char* name, sqlite3_file* f, int flags, int* out_
     wf->flush_after_next = false;
     w->base.pMethods = &kWalMethods[slot];
   } else {
-    M(f)->mapped_upper = 0;
+    MainFile* m = M(f);
+    m->mapped_upper = 0;
+    m->keep_map = o.keep_map;
+    m->cache_size = o.cache_size;
+    m->size_known = false;
+    m->shm0 = nullptr;
     w->base.pMethods = &kMainMethods[slot];
   }
   return SQLITE_OK;
@@ -375,7 +449,8 @@ const char* MentatVfs() {
     VfsOptions o;
     o.wal_buffer_bytes = static_cast<size_t>(EnvInt("MENTAT_WAL_WRITE_BUFFER", 1024)) * 1024;
     o.keep_map = EnvInt("MENTAT_MMAP_KEEP", 1) != 0;
-    if (o.wal_buffer_bytes == 0 && !o.keep_map) return nullptr;
+    o.cache_size = EnvInt("MENTAT_SIZE_CACHE", 1) != 0;
+    if (o.wal_buffer_bytes == 0 && !o.keep_map && !o.cache_size) return nullptr;
     if (!RegisterVfs(kDefaultName, nullptr, o).ok()) return nullptr;
     return kDefaultName;
   }();
@@ -419,7 +494,7 @@ sqlite3_io_methods PassThroughMethods(int version) {
 
 VfsCounts VfsStats() {
   return VfsCounts{g_wal_writes.load(), g_wal_flushes.load(), g_maps_kept.load(),
-                   g_maps_dropped.load()};
+                   g_maps_dropped.load(), g_sizes_reused.load()};
 }
 
 }  // namespace mentat::storage

@@ -1,4 +1,4 @@
-// mentat's SQLite VFS: a thin layer over the default VFS with two jobs, each of which a
+// mentat's SQLite VFS: a thin layer over the default VFS with three jobs, each of which a
 // plain SQLite connection cannot be configured to do (doc/format.md "Connections and
 // durability"). The file format is unchanged; any SQLite reads a store written through it.
 //
@@ -25,6 +25,15 @@
 // by another process could leave some systems' maps stale. On Linux a shared file map
 // stays coherent with the file through truncation and re-extension, and SQLite reads
 // from the file only pages the snapshot has there, never past its end.
+//
+// Database size kept while the WAL is empty. When a read transaction starts and the WAL
+// holds no frames, SQLite asks the database file's size (an fstat, over a microsecond on
+// a virtual machine: a sixth of a point lookup). The size can only change through a
+// checkpoint (frames written back) or a write of this file; a checkpoint needs frames,
+// and frames change the wal-index header in shared memory (every commit bumps its change
+// counter, every WAL restart its salts). So this layer answers the size from its last
+// reading while the header is byte for byte the one seen then with no frames, and this
+// file was not written or truncated since; anything else reads the size again.
 #pragma once
 
 #include <cstddef>
@@ -49,11 +58,13 @@ sqlite3_io_methods PassThroughMethods(int version);
 struct VfsOptions {
   size_t wal_buffer_bytes = 1024 * 1024;  // 0: WAL writes go straight through
   bool keep_map = true;                   // false: SQLite unmaps as it asks
+  bool cache_size = true;                 // false: every size query reads the file's size
 };
 
 // The name of mentat's VFS over the process's default VFS, registered on first use (not
-// as the default), or nullptr when both jobs are off. MENTAT_WAL_WRITE_BUFFER (KiB,
-// default 1024; 0 off) and MENTAT_MMAP_KEEP (default 1; 0 off) set the options.
+// as the default), or nullptr when every job is off. MENTAT_WAL_WRITE_BUFFER (KiB,
+// default 1024; 0 off), MENTAT_MMAP_KEEP and MENTAT_SIZE_CACHE (default 1; 0 off) set the
+// options.
 // Connection::Open opens files through it unless the URI names a VFS.
 const char* MentatVfs();
 
@@ -69,6 +80,7 @@ struct VfsCounts {
   uint64_t wal_flushes = 0;
   uint64_t maps_kept = 0;
   uint64_t maps_dropped = 0;
+  uint64_t sizes_reused = 0;  // database size queries answered from the size cache
 };
 VfsCounts VfsStats();
 

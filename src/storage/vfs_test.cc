@@ -214,6 +214,87 @@ TEST(Vfs, ReaderKeepsItsMapWhileTheFileGrowsAndDropsItWhenItShrinks) {
   sqlite3_close(w);
 }
 
+// A reader through the layer beside a writer without it (as another process would be).
+// SQLite asks the database size at each read only while the wal-index header it recovered
+// at open says nothing about the database (no connection wrote since the store was
+// opened with an empty WAL): the size is reused then, and every change of the file,
+// growing or shrinking, by the writer or by the reader itself, is seen.
+void CheckSizeCacheFollowsTheFile(int64_t mmap_size) {
+  const char* vfs = MentatVfs();
+  ASSERT_NE(vfs, nullptr);
+  TempDir dir;
+  std::string path = dir.Path("size.db");
+  auto exec = [](sqlite3* db, const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db) << " in " << sql;
+  };
+  auto open = [&](const char* via) {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, via),
+              SQLITE_OK);
+    exec(db, "PRAGMA mmap_size = " + std::to_string(mmap_size));
+    return db;
+  };
+  const std::string insert =
+      "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 5000) "
+      "INSERT INTO t (v) SELECT randomblob(200) FROM c;";
+  sqlite3* w = open(nullptr);
+  exec(w, "PRAGMA journal_mode = WAL; CREATE TABLE t (k INTEGER PRIMARY KEY, v);" + insert);
+  sqlite3_close(w);  // the last connection: the WAL is written back and removed
+  int64_t rows = 5000;
+  sqlite3* r = nullptr;
+  auto check = [&](const char* what) {
+    EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows) << what;
+    EXPECT_EQ(QueryInt(r, "SELECT sum(length(v)) FROM t"), rows * 200) << what;
+    EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t WHERE k > (SELECT max(k) - 10 FROM t)"),
+              std::min<int64_t>(rows, 10))
+        << what;
+  };
+  auto reuses = [&](const char* what) {
+    uint64_t before = VfsStats().sizes_reused;
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(QueryInt(r, "SELECT count(*) FROM t"), rows) << what;
+    EXPECT_GE(VfsStats().sizes_reused - before, 9u) << what << ": the size is reused";
+  };
+
+  r = open(vfs);
+  check("start");
+  reuses("start");
+  w = open(nullptr);
+  exec(w, insert + "PRAGMA wal_checkpoint(TRUNCATE);");
+  rows += 5000;
+  check("after the writer grew the file");
+  exec(w, insert);
+  rows += 5000;
+  check("with frames in the WAL");
+  exec(w, "PRAGMA wal_checkpoint(PASSIVE);");
+  check("after a passive checkpoint");
+
+  // Again from an empty WAL; the writer shrinks the file.
+  sqlite3_close(r);
+  sqlite3_close(w);
+  r = open(vfs);
+  reuses("reopened");
+  w = open(nullptr);
+  exec(w, "DELETE FROM t WHERE k > 100; VACUUM; PRAGMA wal_checkpoint(TRUNCATE);");
+  rows = 100;
+  check("after the writer shrank the file");
+  sqlite3_close(w);
+
+  // Again; the reader writes and checkpoints itself.
+  sqlite3_close(r);
+  r = open(vfs);
+  reuses("reopened alone");
+  exec(r, insert + "PRAGMA wal_checkpoint(TRUNCATE);");
+  rows += 5000;
+  check("after the reader's own write");
+  sqlite3_close(r);
+}
+
+TEST(Vfs, DatabaseSizeIsReusedOnlyWhileTheWalIsEmptyAndUnchanged) {
+  CheckSizeCacheFollowsTheFile(0);
+  CheckSizeCacheFollowsTheFile(256 << 20);
+}
+
 TEST(WalBuffer, UnknownBaseIsAnError) {
   Status st = RegisterVfs("mentat-walbuf-test-none", "no-such-vfs", VfsOptions());
   EXPECT_EQ(st.code(), Code::kNotFound);
