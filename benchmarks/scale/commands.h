@@ -38,9 +38,10 @@ Status Load(const std::string& data_dir, const std::string& store, const std::st
 Status Bench(const Context& ctx, const RunInfo& run, const Rules& rules,
              const std::vector<std::string>& scenarios, int clients);
 
-// concurrency_sweep: q1, q2 and pull in equal parts, for each client count.
+// concurrency_sweep: q1, q2 and pull in equal parts, for each client count; each point's
+// window in `slices` parts taken in turn over the counts.
 Status Sweep(const Context& ctx, const RunInfo& run, const Rules& rules,
-             const std::vector<int>& clients);
+             const std::vector<int>& clients, int slices);
 
 // write_mixed: one writer and `readers` readers (q1 and q2) for `seconds`.
 Status Mixed(const Context& ctx, const RunInfo& run, double seconds, int readers);

@@ -22,7 +22,7 @@ constexpr const char* kUsage = R"(usage: mentat-scale COMMAND [FLAGS]
   gen      --scale xs|s|m|l --out DIR [--seed N]
   load     --data DIR --store PATH [--out OUT]
   bench    COMMON [--scenarios "point_lookup as_of ..."] [--clients N] RULES
-  sweep    COMMON --clients "1 2 4 8" RULES
+  sweep    COMMON --clients "1 2 4 8" [--slices 3] RULES
   mixed    COMMON [--seconds 60] [--readers 8]
   coldwarm COMMON [--drop all|file|none]
   check    COMMON --phase before|after [--allow-unavailable]
@@ -123,7 +123,7 @@ int Run(const std::string& cmd, const Flags& f) {
   } else if (cmd == "sweep") {
     std::vector<int> clients;
     for (const auto& w : Words(f.Get("clients", "1 2 4 8"))) clients.push_back(std::stoi(w));
-    st = Sweep(*ctx, run, rules, clients);
+    st = Sweep(*ctx, run, rules, clients, std::stoi(f.Get("slices", "3")));
   } else if (cmd == "mixed") {
     st = Mixed(*ctx, run, std::stod(f.Get("seconds", "60")), std::stoi(f.Get("readers", "8")));
   } else if (cmd == "coldwarm") {

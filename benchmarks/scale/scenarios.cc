@@ -116,27 +116,53 @@ Status Bench(const Context& ctx, const RunInfo& run, const Rules& rules,
 }
 
 Status Sweep(const Context& ctx, const RunInfo& run, const Rules& rules,
-             const std::vector<int>& clients) {
-  for (int n : clients) {
-    std::vector<ClientResult> results;
-    MENTAT_RETURN_IF_ERROR(RunClients(
-        ctx, run, n,
-        [&](int client, Session& s, const std::function<void()>& start, ClientResult* out) {
-          Rng rng = ClientRng(run, "concurrency_sweep", client);
-          std::vector<Call> calls;
-          for (const char* sc : {"point_lookup", "ref_traversal", "pull"}) {
-            auto c = ReadCall(sc, ctx, s, rng);
-            if (c.ok()) calls.push_back(*c);
-          }
-          // q1, q2 and pull in equal parts, each client starting at another one.
-          size_t i = static_cast<size_t>(client);
-          TimedLoop(
-              rules, n, [&](Sample* sample) { return calls[i++ % calls.size()](sample); }, start,
-              out);
-        },
-        &results));
-    MENTAT_RETURN_IF_ERROR(WriteRow(ctx, run, "concurrency_sweep", "read", n, results));
+             const std::vector<int>& clients, int slices) {
+  // Each point's window is cut into `slices` parts run in turn over the client counts
+  // (1 2 4 8 1 2 4 8 ...), so that a slow spell of a shared machine falls on every count
+  // alike instead of on one of them; a point's rows and time are its slices' together.
+  slices = std::max(1, slices);
+  Rules slice = rules;
+  slice.min_s = rules.min_s / slices;
+  slice.max_s = rules.max_s / slices;
+  slice.min_n = (rules.min_n + slices - 1) / slices;
+  std::vector<std::vector<ClientResult>> merged(clients.size());
+  for (int k = 0; k < slices; ++k) {
+    for (size_t p = 0; p < clients.size(); ++p) {
+      const int n = clients[p];
+      std::vector<ClientResult> results;
+      MENTAT_RETURN_IF_ERROR(RunClients(
+          ctx, run, n,
+          [&](int client, Session& s, const std::function<void()>& start, ClientResult* out) {
+            Rng rng = ClientRng(run, "concurrency_sweep", client * slices + k);
+            std::vector<Call> calls;
+            for (const char* sc : {"point_lookup", "ref_traversal", "pull"}) {
+              auto c = ReadCall(sc, ctx, s, rng);
+              if (c.ok()) calls.push_back(*c);
+            }
+            // q1, q2 and pull in equal parts, each client starting at another one.
+            size_t i = static_cast<size_t>(client);
+            TimedLoop(
+                slice, n, [&](Sample* sample) { return calls[i++ % calls.size()](sample); }, start,
+                out);
+          },
+          &results));
+      merged[p].resize(results.size());
+      for (size_t c = 0; c < results.size(); ++c) {
+        ClientResult& m = merged[p][c];
+        const ClientResult& r = results[c];
+        m.samples_ms.insert(m.samples_ms.end(), r.samples_ms.begin(), r.samples_ms.end());
+        m.cpu_ms.insert(m.cpu_ms.end(), r.cpu_ms.begin(), r.cpu_ms.end());
+        m.errors += r.errors;
+        m.elapsed_s += r.elapsed_s;
+        m.ceiling |= r.ceiling;
+        if (m.first_error.empty()) m.first_error = r.first_error;
+      }
+    }
   }
+  for (size_t p = 0; p < clients.size(); ++p)
+    MENTAT_RETURN_IF_ERROR(
+        WriteRow(ctx, run, "concurrency_sweep", "read", clients[p], merged[p],
+                 slices > 1 ? std::to_string(slices) + " slices" : std::string()));
   return Status::OK();
 }
 
