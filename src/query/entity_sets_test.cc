@@ -223,6 +223,16 @@ TEST_F(EntitySetQuery, ManyValuedAndUnindexedAttributesAndNegation) {
     if (i % 3 && state_[i] != 0) labelled_not_open.insert({edn::Value::Int(id_[i])});
   EXPECT_EQ(Rows("[:find ?i :where [?i :issue/label :l/a] (not [?i :issue/state :state/open])]"),
             labelled_not_open);
+  // The set's entity read inside a not and a predicate of the outer block.
+  std::set<std::vector<edn::Value>> open_high_unlabelled;
+  for (int i = 0; i < kIssues; ++i)
+    if (state_[i] == 0 && prio_[i] > 2 && i % 3 == 0 && id_[i] % 2 == 0)
+      open_high_unlabelled.insert({edn::Value::Int(id_[i])});
+  const std::string q =
+      "[:find ?i :where [?i :issue/state :state/open] [?i :issue/priority ?p] [(> ?p 2)] "
+      "(not [?i :issue/label :l/a]) [(even? ?i)]]";
+  EXPECT_TRUE(UsesSet(q));
+  EXPECT_EQ(Rows(q), open_high_unlabelled);
 }
 
 TEST_F(EntitySetQuery, NotUsedForFewEntitiesOrWithoutThePlanner) {
