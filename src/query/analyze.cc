@@ -439,6 +439,7 @@ int Analyzer::ViewItem(const std::string& src, const ViewShape& shape, const edn
     p.since = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, true, {}});
   Item& item = unit_->items[id];
   item.variants = MakeVariants(shape, id, p);
+  if (shape.as_of && !shape.since && !shape.history) item.as_of_param = p.as_of;
   if (item.variants.size() > 1) item.collapsed = Variant{CollapsedTable(shape, p), {}, {}, -1};
   item.plan.src = src;
   return id;

@@ -257,6 +257,10 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
 // Reads cached attributes through mentat_cached(a, e) where a pattern's entity is already
 // found by an earlier pattern of its block (plan.cc); returns the attributes so read.
 std::vector<Entid> UseAttributeCache(Unit* unit);
+// Reads an as-of pattern [?e :attr ?v] of a cardinality-one attribute, whose entity an
+// earlier pattern of its block found, as one scalar subquery over datoms and history
+// instead of one UNION arm per table (plan.cc).
+void UseAsOfProbes(Unit* unit, const Schema& schema);
 // ---- entity_sets.cc ----
 // Turns a block's first pattern into an entity-set filter on the second where scanning the
 // second's value index costs less than probing it once per entity of the first.

@@ -371,6 +371,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   };
   PlanUnit(&out->main, *env->schema, *env->stats, env->sources, *env->views, out->rels,
            env->use_planner);
+  if (env->use_planner) UseAsOfProbes(&out->main, *env->schema);
   if (env->cached_attrs && !env->cached_attrs->empty())
     out->cached_attrs = UseAttributeCache(&out->main);
   if (env->use_planner && EntitySetsUsable()) UseEntitySets(&out->main, *env->schema, *env->stats);

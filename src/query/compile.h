@@ -127,6 +127,10 @@ struct Item {
   // Read as an in-memory set of entity ids that filters this later item (entity_sets.cc);
   // the item then has no table of its own and its e column is that item's.
   int set_for = -1;
+  // An as-of pattern (not since, not history): the SQL parameter holding its t.
+  std::string as_of_param;
+  // Read as a scalar subquery by the entity of this earlier item (UseAsOfProbes).
+  int probe_from = -1;
 };
 
 struct Block {

@@ -268,6 +268,51 @@ std::vector<Entid> UseAttributeCache(Unit* unit) {
   return used;
 }
 
+void UseAsOfProbes(Unit* unit, const Schema& schema) {
+  for (Block& block : unit->blocks) {
+    for (size_t k = 1; k < block.order.size(); ++k) {
+      Item& item = unit->items[block.order[k]];
+      const PlanInfo& p = item.plan;
+      if (item.kind != Item::Kind::kPattern || item.as_of_param.empty() ||
+          item.variants.size() != 2 || item.use_collapsed || !item.index_hint.empty() ||
+          item.variants[0].table != "datoms" || item.variants[1].table != "history" || p.attr < 0 ||
+          p.e != PlanInfo::Pos::kVar || p.v == PlanInfo::Pos::kConst)
+        continue;
+      const Attribute* attr = schema.attribute(p.attr);
+      if (!attr || attr->many) continue;
+      // Its variables are its entity and value only (no tx or added place).
+      bool only_e_v = true;
+      for (const auto& b : p.binds)
+        only_e_v = only_e_v && (b == p.e_var || (p.v == PlanInfo::Pos::kVar && b == p.v_var));
+      if (!only_e_v) continue;
+      int from = -1;
+      for (size_t j = 0; j < k && from < 0; ++j) {
+        const Item& prev = unit->items[block.order[j]];
+        if (prev.kind == Item::Kind::kPattern && prev.probe_from < 0 && prev.cached_from < 0 &&
+            prev.set_for < 0 && prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == p.e_var)
+          from = block.order[j];
+      }
+      if (from < 0) continue;
+      // At most one value of a cardinality-one attribute holds at t: the current datom
+      // asserted by t, or a history datom asserted by t and retracted after it.
+      const std::string s = "s" + std::to_string(item.id), e = Col(from, "e"), a = IntLit(p.attr),
+                        t = item.as_of_param;
+      const std::string where =
+          " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a + " AND " + s + ".tx <= " + t;
+      const Expr v = "(SELECT " + s + ".v FROM datoms AS " + s + where + " UNION ALL SELECT " + s +
+                     ".v FROM history AS " + s + where + " AND " + s + ".rtx > " + t + ")";
+      Variant probe{"", {v + " IS NOT NULL"}, {{"e", e}, {"a", a}, {"v", v}}, -1};
+      probe.cols["ix"] = "NULL";
+      probe.cols["added"] = "1";
+      probe.cols["tx"] = "NULL";
+      item.variants = {probe};
+      item.collapsed.reset();
+      item.index_term.clear();
+      item.probe_from = from;
+    }
+  }
+}
+
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views) {
   Stats st;
   auto stmt = conn->Cached("SELECT a, datoms, distinct_values FROM attr_stats");

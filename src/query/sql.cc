@@ -180,15 +180,19 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
       const Item& item = unit.items[id];
       char est[64];
       snprintf(est, sizeof est, "%.0f", item.est);
-      out.push_back(indent + "t" + std::to_string(id) + " " + edn::Print(item.form) + "  (est. " +
-                    est + " rows" +
-                    (item.cached_from >= 0 ? "; from the attribute cache by t" +
-                                                 std::to_string(item.cached_from) + ".e"
-                                           : "") +
-                    (item.set_for >= 0 ? "; read once as a set of entities filtering t" +
-                                             std::to_string(item.set_for)
-                                       : "") +
-                    ")");
+      out.push_back(
+          indent + "t" + std::to_string(id) + " " + edn::Print(item.form) + "  (est. " + est +
+          " rows" +
+          (item.cached_from >= 0
+               ? "; from the attribute cache by t" + std::to_string(item.cached_from) + ".e"
+               : "") +
+          (item.probe_from >= 0
+               ? "; as of t, one scalar read by t" + std::to_string(item.probe_from) + ".e"
+               : "") +
+          (item.set_for >= 0
+               ? "; read once as a set of entities filtering t" + std::to_string(item.set_for)
+               : "") +
+          ")");
       if (item.kind == Item::Kind::kComposite)
         for (size_t k = 0; k < item.variants.size(); ++k) {
           out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");
