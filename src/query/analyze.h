@@ -9,6 +9,7 @@
 // id for a ref attribute).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -27,6 +28,15 @@ struct AttrStats {
 
 // Statistics read once per plan.
 struct Stats {
+  // An attribute's datoms and distinct values, at least 1 (1 when unknown).
+  double Datoms(Entid a) const {
+    auto it = attrs.find(a);
+    return it == attrs.end() ? 1 : std::max(1.0, it->second.datoms);
+  }
+  double Distinct(Entid a) const {
+    auto it = attrs.find(a);
+    return it == attrs.end() ? 1 : std::max(1.0, it->second.distinct_values);
+  }
   std::map<Entid, AttrStats> attrs;
   double total_datoms = 0;
   Entid last_tx = 0;

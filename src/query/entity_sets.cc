@@ -58,26 +58,17 @@ struct Rewriter {
   const Schema& schema;
   const Stats& stats;
 
-  double Datoms(Entid a) const {
-    auto it = stats.attrs.find(a);
-    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.datoms);
-  }
-  double Distinct(Entid a) const {
-    auto it = stats.attrs.find(a);
-    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.distinct_values);
-  }
-
   // The rows P's own index reads when P drives; < 0 when P has no value to read by (a
   // constant, a variable bound before the block, or a comparison).
   double ScanRows(const Item& p, const std::set<std::string>& bound) const {
     const Attribute* attr = schema.attribute(p.plan.attr);
     if (!attr) return -1;
-    double n = Datoms(p.plan.attr);
+    double n = stats.Datoms(p.plan.attr);
     bool indexed = attr->value_indexed();
     if (p.plan.v == PlanInfo::Pos::kConst ||
         (p.plan.v == PlanInfo::Pos::kVar && bound.count(p.plan.v_var))) {
       if (!indexed) return n;
-      return attr->unique != Unique::kNone ? 1 : n / Distinct(p.plan.attr);
+      return attr->unique != Unique::kNone ? 1 : n / stats.Distinct(p.plan.attr);
     }
     if (p.plan.v_range) return indexed ? n / 3 : n;
     return -1;

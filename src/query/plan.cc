@@ -36,14 +36,8 @@ struct Planner {
     return std::clamp(window / txs, 0.0001, 1.0);
   }
 
-  double AttrDatoms(Entid a) const {
-    auto it = stats.attrs.find(a);
-    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.datoms);
-  }
-  double AttrDistinct(Entid a) const {
-    auto it = stats.attrs.find(a);
-    return it == stats.attrs.end() ? 1 : std::max(1.0, it->second.distinct_values);
-  }
+  double AttrDatoms(Entid a) const { return stats.Datoms(a); }
+  double AttrDistinct(Entid a) const { return stats.Distinct(a); }
 
   static bool Bound(const std::set<std::string>& b, PlanInfo::Pos pos, const std::string& v) {
     return pos == PlanInfo::Pos::kConst || (pos == PlanInfo::Pos::kVar && b.count(v));
