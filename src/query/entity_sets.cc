@@ -89,9 +89,6 @@ struct Rewriter {
     if (!d.index_term.empty()) own.push_back(d.index_term);
     for (const Expr& c : own)
       if (!OnlyOwnColumns(c, d.id)) return;
-    for (const Expr& c : p.conds)
-      for (int i : ItemsIn(c))
-        if (i != p.id && i != d.id) return;  // P's own terms only: it drives now
 
     std::string alias = "t" + std::to_string(d.id);
     std::string where;

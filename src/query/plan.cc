@@ -204,6 +204,20 @@ struct Planner {
   }
 };
 
+// The first item before position k of `block`'s order that reads the entity of the
+// pattern at k from a table of its own (not itself read from a cache, a probe or a set);
+// -1 when there is none.
+int EntityReader(const Unit& unit, const Block& block, size_t k) {
+  const std::string& var = unit.items[block.order[k]].plan.e_var;
+  for (size_t j = 0; j < k; ++j) {
+    const Item& prev = unit.items[block.order[j]];
+    if (prev.kind == Item::Kind::kPattern && prev.probe_from < 0 && prev.cached_from < 0 &&
+        prev.set_for < 0 && prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == var)
+      return block.order[j];
+  }
+  return -1;
+}
+
 }  // namespace
 
 void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
@@ -235,13 +249,7 @@ std::vector<Entid> UseAttributeCache(Unit* unit) {
       // An earlier pattern of the block that reads the same entity from a table: its e
       // column is the entity this one reads by (the join conditions on e then compare
       // that column with itself).
-      int from = -1;
-      for (size_t j = 0; j < k && from < 0; ++j) {
-        const Item& prev = unit->items[block.order[j]];
-        if (prev.kind == Item::Kind::kPattern && prev.cached_from < 0 &&
-            prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == item.plan.e_var)
-          from = block.order[j];
-      }
+      int from = EntityReader(*unit, block, k);
       if (from < 0) continue;
       const Expr e = Col(from, "e");
       const Expr v = "mentat_cached(" + IntLit(item.cache_attr) + ", " + e + ")";
@@ -279,13 +287,7 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
       for (const auto& b : p.binds)
         only_e_v = only_e_v && (b == p.e_var || (p.v == PlanInfo::Pos::kVar && b == p.v_var));
       if (!only_e_v) continue;
-      int from = -1;
-      for (size_t j = 0; j < k && from < 0; ++j) {
-        const Item& prev = unit->items[block.order[j]];
-        if (prev.kind == Item::Kind::kPattern && prev.probe_from < 0 && prev.cached_from < 0 &&
-            prev.set_for < 0 && prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == p.e_var)
-          from = block.order[j];
-      }
+      int from = EntityReader(*unit, block, k);
       if (from < 0) continue;
       // At most one value of a cardinality-one attribute holds at t: the current datom
       // asserted by t, or a history datom asserted by t and retracted after it.
