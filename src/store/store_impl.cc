@@ -287,12 +287,19 @@ Status StoreImpl::Sync(Conn* c) {
   // inside the host's transactions, and in-memory stores share one cache: Read's optimistic
   // path is for owned file connections only.
   const uint32_t pager_version = c->db->PagerDataVersion();
+  // `dv` is recorded only once `c->schema` is this snapshot's: a failure below must leave
+  // the next Sync to look again.
   auto synced = [&] {
+    c->data_version = dv;
     c->pager_version_known = !borrowed_ && !in_memory_;
     c->pager_version = pager_version;
     return Status::OK();
   };
-  if (dv == c->data_version && c->schema) return synced();
+  // An unchanged data version means no other connection committed since the snapshot
+  // `c->schema` was synced in (our own commits do not move it, and they keep c->schema up
+  // to date). A borrowed connection is also written by the host and by other stores on it,
+  // which do not move its data version: it always compares the schema generation.
+  if (dv == c->data_version && c->schema && !borrowed_) return synced();
   // Another process may have changed the file's format since we opened it (a newer mentat
   // upgrading it): reading or writing it with this format's rules would misread it.
   MENTAT_ASSIGN_OR_RETURN(int64_t format, c->db->QueryInt("PRAGMA user_version", 0));
@@ -306,7 +313,6 @@ Status StoreImpl::Sync(Conn* c) {
                                     : "; open the store again"));
   MENTAT_ASSIGN_OR_RETURN(int64_t gen,
                           c->db->QueryInt("SELECT value FROM meta WHERE key = 'schema_gen'", 0));
-  c->data_version = dv;
   if (gen == c->schema_gen && c->schema) return synced();
   {
     std::lock_guard<std::mutex> lock(schema_mu_);
@@ -450,9 +456,10 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     }
   }
   MENTAT_RETURN_IF_ERROR(txn.Commit());
-  // Our own commit does not change our data_version; note the new snapshot's schema.
-  MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
-  c->data_version = dv;
+  // Our own commit does not move this connection's data version, so the one Sync read
+  // inside the write transaction still describes `c->schema` (plus this commit's change,
+  // below). It must not be read again here: that would begin a new read transaction, and a
+  // commit of another process in between would count as seen while its schema is not.
   // The next read on this connection syncs again (the commit moved the pager's version).
   c->pager_version_known = false;
   if (out->new_schema) {

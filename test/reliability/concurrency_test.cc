@@ -11,8 +11,10 @@
 // MENTAT_STRESS_MILLIS (default 4000) sets the duration; `make stress` raises it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -277,6 +279,105 @@ TEST(Concurrency, ProcessesCreatingOneNewStoreAtOnceAgree) {
   for (const Datom& d : *instants) all_tx.insert(d.e);
   EXPECT_EQ(all_tx.size(), instants->size()) << "a transaction with two instants";
   for (Entid t : txs) EXPECT_TRUE(all_tx.count(t)) << "tx " << t << " has no instant";
+  store.reset();
+  EXPECT_EQ(IntegrityCheck(path), "ok");
+}
+
+// Intervals [from, to) of the transactions during which a datom or schema fact held, read
+// from a history database (to: INT64_MAX while it still holds).
+using Intervals = std::vector<std::pair<Entid, Entid>>;
+
+Intervals HeldDuring(std::vector<std::pair<Entid, bool>> events) {
+  std::sort(events.begin(), events.end());
+  Intervals out;
+  for (const auto& [tx, added] : events) {
+    if (added) {
+      out.emplace_back(tx, INT64_MAX);
+    } else if (!out.empty() && out.back().second == INT64_MAX) {
+      out.back().second = tx;
+    }
+  }
+  return out;
+}
+
+bool Overlap(const std::pair<Entid, Entid>& x, const std::pair<Entid, Entid>& y, Entid* from,
+             Entid* to) {
+  *from = std::max(x.first, y.first);
+  *to = std::min(x.second, y.second);
+  return *from < *to;
+}
+
+// Process A writes a value twice and retracts the duplicate, in a loop; process B turns
+// :db.unique/value on and off on that attribute. Each commits with the schema its Store
+// last read, so a Store that takes a foreign schema change as seen (for instance by reading
+// SQLite's data version after its own COMMIT, when another process may have committed in
+// between) lets duplicates in while the attribute is unique. The whole history is checked:
+// no two entities may hold one value at any transaction during which :race/v was unique.
+// MENTAT_SCHEMA_RACE_MILLIS (default 30000) sets the duration.
+TEST(Concurrency, SchemaChangesOfAnotherProcessAreSeenByTheNextTransaction) {
+  TempDir dir;
+  std::string path = dir.Path("race.db");
+  {
+    auto store = MustOpen(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store
+                    ->transact("[{:db/ident :race/v :db/valueType :db.type/long "
+                               ":db/cardinality :db.cardinality/one}]")
+                    .ok());
+  }
+  const int64_t millis = EnvInt("MENTAT_SCHEMA_RACE_MILLIS", 30000);
+  Child writer = Spawn({WorkerPath(), "dup-writer", path, std::to_string(millis)}, dir.path());
+  Child toggler = Spawn({WorkerPath(), "unique-toggler", path, std::to_string(millis)}, dir.path());
+  ASSERT_GT(writer.pid, 0);
+  ASSERT_GT(toggler.pid, 0);
+  for (const Child* c : {&writer, &toggler}) {
+    Exit e = Wait(*c, static_cast<int>(millis) + 120000);
+    ASSERT_TRUE(e.exited && e.code == 0) << e.Describe() << ": " << ReadFile(c->stderr_path);
+  }
+  std::string wrote = ReadFile(writer.stdout_path), toggled = ReadFile(toggler.stdout_path);
+  std::cout << "[   INFO   ] " << millis << " ms: writer " << wrote << "             toggler "
+            << toggled;
+
+  auto store = MustOpen(path);
+  ASSERT_TRUE(store);
+  Db history = store->db().history();
+  auto unique =
+      history.q("[:find ?tx ?added :where [?a :db/ident :race/v] [?a :db/unique _ ?tx ?added]]");
+  ASSERT_TRUE(unique.ok()) << unique.status().ToString();
+  std::vector<std::pair<Entid, bool>> unique_events;
+  for (const auto& row : unique->rows)
+    unique_events.emplace_back(row[0].as_int(), row[1].as_bool());
+  Intervals unique_during = HeldDuring(unique_events);
+  // Both sides made progress, and the race was run many times over.
+  EXPECT_GT(unique_during.size(), 10u) << toggled;
+  auto values = history.q("[:find ?v ?e ?tx ?added :where [?e :race/v ?v ?tx ?added]]");
+  ASSERT_TRUE(values.ok()) << values.status().ToString();
+  // value -> entity -> events
+  std::map<int64_t, std::map<Entid, std::vector<std::pair<Entid, bool>>>> by_value;
+  for (const auto& row : values->rows)
+    by_value[row[0].as_int()][row[1].as_int()].emplace_back(row[2].as_int(), row[3].as_bool());
+  EXPECT_GT(by_value.size(), 10u) << wrote;
+  int violations = 0;
+  std::string first;
+  for (const auto& [v, holders] : by_value) {
+    std::vector<Intervals> held;
+    for (const auto& [e, events] : holders) held.push_back(HeldDuring(events));
+    for (size_t i = 0; i < held.size(); ++i)
+      for (size_t j = i + 1; j < held.size(); ++j)
+        for (const auto& x : held[i])
+          for (const auto& y : held[j]) {
+            Entid from, to;
+            if (!Overlap(x, y, &from, &to)) continue;
+            for (const auto& u : unique_during) {
+              Entid f2, t2;
+              if (!Overlap({from, to}, u, &f2, &t2)) continue;
+              if (violations++ == 0)
+                first = "value " + std::to_string(v) + " held twice during tx " +
+                        std::to_string(f2) + " .. " + std::to_string(t2) + " while unique";
+            }
+          }
+  }
+  EXPECT_EQ(violations, 0) << first;
   store.reset();
   EXPECT_EQ(IntegrityCheck(path), "ok");
 }

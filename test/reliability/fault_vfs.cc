@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
 
 #include "storage/vfs.h"
 
@@ -57,6 +58,23 @@ int Sync(sqlite3_file* f, int flags) {
   return Real(f)->pMethods->xSync(Real(f), flags);
 }
 
+std::mutex g_hook_mu;
+std::function<void()> g_on_write_unlock;
+
+int ShmLock(sqlite3_file* f, int offset, int n, int flags) {
+  int rc = Real(f)->pMethods->xShmLock(Real(f), offset, n, flags);
+  // WAL_WRITE_LOCK is shm lock 0.
+  if (rc == SQLITE_OK && offset == 0 && flags == (SQLITE_SHM_UNLOCK | SQLITE_SHM_EXCLUSIVE)) {
+    std::function<void()> fn;
+    {
+      std::lock_guard<std::mutex> lock(g_hook_mu);
+      fn.swap(g_on_write_unlock);
+    }
+    if (fn) fn();
+  }
+  return rc;
+}
+
 // Versions 1..3 of the method table (the wrapper offers what the real file offers):
 // every call passed through, reads, writes and syncs through the fault switch first.
 sqlite3_io_methods MakeMethods(int version) {
@@ -64,6 +82,7 @@ sqlite3_io_methods MakeMethods(int version) {
   m.xRead = Read;
   m.xWrite = Write;
   m.xSync = Sync;
+  if (version >= 2) m.xShmLock = ShmLock;
   return m;
 }
 
@@ -151,6 +170,11 @@ void Arm(Op op, int nth, int rc, bool persistent, bool torn) {
 void Disarm() { g_op = -1; }
 
 int Triggered() { return g_triggered.load(); }
+
+void OnWriteLockReleased(std::function<void()> fn) {
+  std::lock_guard<std::mutex> lock(g_hook_mu);
+  g_on_write_unlock = std::move(fn);
+}
 
 int Count(Op op) { return g_counts[static_cast<int>(op)].load(); }
 

@@ -10,6 +10,7 @@
 // operations, not during them.
 #pragma once
 
+#include <functional>
 #include <string>
 
 namespace mentat::reliability::faultvfs {
@@ -29,6 +30,12 @@ void Arm(Op op, int nth, int rc, bool persistent = false, bool torn = false);
 void Disarm();
 // How many operations failed since the last Arm().
 int Triggered();
+
+// Runs `fn` once, the next time a connection opened through the VFS releases the WAL write
+// lock (at the end of its COMMIT, before the connection's next statement), then forgets
+// it. `fn` runs on that connection's thread, inside SQLite; it may use other connections
+// (not opened through this VFS) to commit in the gap. An empty `fn` disarms.
+void OnWriteLockReleased(std::function<void()> fn);
 
 // How many operations of kind `op` ran (or failed) since the last ResetCounts().
 int Count(Op op);

@@ -298,5 +298,78 @@ TEST(FaultInjection, SynchronousSettingDecidesWhenCommitsAreSynced) {
   }
 }
 
+// Another process commits a schema change in the gap between this Store's COMMIT and its
+// next statement (the fault VFS runs the other commit when this connection releases the
+// WAL write lock). Everything the next transaction checks or derives must come from the
+// schema of its own write snapshot: here uniqueness, cardinality and the attribute index a
+// datom goes to. Before the fix the Store read SQLite's data version after COMMIT, took
+// the foreign change as seen, and let duplicates in.
+TEST(FaultInjection, ASchemaChangeCommittedRightAfterOurCommitIsSeenByTheNextTransaction) {
+  ASSERT_TRUE(faultvfs::Register());
+  TempDir dir;
+  std::string path = dir.Path("gap.db");
+  auto store = Store::open(faultvfs::Uri(path));
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Store* a = store->get();
+  ASSERT_TRUE(a->transact("[{:db/ident :gap/v :db/valueType :db.type/long "
+                          ":db/cardinality :db.cardinality/many}]")
+                  .ok());
+  auto other = Store::open(path);  // the other process: plain VFS
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  Store* b = other->get();
+  ASSERT_TRUE(b->q("[:find ?e :where [?e :gap/v _]]").ok());
+
+  // B changes the schema right after each of A's commits; A's next transaction must see it.
+  auto in_gap = [&](const std::string& schema_tx) {
+    Status st = Status::OK();
+    faultvfs::OnWriteLockReleased([&] {
+      auto r = b->transact(schema_tx);
+      st = r.ok() ? Status::OK() : r.status();
+    });
+    auto r = a->transact("[{:db/id \"x\" :db/doc \"a commit of A\"}]");
+    faultvfs::OnWriteLockReleased(nullptr);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(st.ok()) << schema_tx << ": " << st.ToString();
+  };
+
+  in_gap("[[:db/add :gap/v :db/unique :db.unique/value]]");
+  auto dup = a->transact("[[:db/add \"p\" :gap/v 1] [:db/add \"q\" :gap/v 1]]");
+  EXPECT_FALSE(dup.ok()) << "a duplicate of a unique value was accepted";
+  if (!dup.ok()) {
+    EXPECT_EQ(dup.status().code(), Code::kConflict) << dup.status().ToString();
+  }
+
+  in_gap(
+      "[[:db/retract :gap/v :db/unique :db.unique/value] "
+      "[:db/add :gap/v :db/cardinality :db.cardinality/one]]");
+  auto e = a->transact("[{:db/id \"e\" :gap/v 1}]");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  std::string eid = std::to_string(e->tempids.at("e"));
+  ASSERT_TRUE(a->transact("[[:db/add " + eid + " :gap/v 2]]").ok());
+  auto vals = a->q("[:find ?v :where [" + eid + " :gap/v ?v]]");
+  ASSERT_TRUE(vals.ok()) << vals.status().ToString();
+  EXPECT_EQ(vals->rows.size(), 1u) << "a cardinality-one attribute kept two values";
+
+  // :db/index moves the attribute's datoms to the value index; A's next datom must go there.
+  in_gap("[[:db/add :gap/v :db/index true]]");
+  ASSERT_TRUE(a->transact("[{:gap/v 3}]").ok());
+  store->reset();
+  other->reset();
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw,
+                               "SELECT count(*) FROM datoms WHERE a = (SELECT e FROM datoms "
+                               "WHERE a = 1 AND v = ':gap/v') AND ix IS NOT 1",
+                               -1, &st, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(raw);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int64(st, 0), 0)
+      << "a datom went to the entity index of an indexed attribute";
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
 }  // namespace
 }  // namespace mentat::reliability

@@ -17,6 +17,12 @@
 //   reliability-worker hold-read PATH MILLIS
 //       Holds a plain SQLite read transaction on PATH for MILLIS ms ("ready" on stdout
 //       once it is open), then checks its snapshot did not move.
+//   reliability-worker dup-writer PATH MILLIS
+//       For MILLIS ms: asserts one value of :race/v on two new entities, then retracts it
+//       from the second (refused while :race/v is unique). Prints "written N refused M".
+//   reliability-worker unique-toggler PATH MILLIS
+//       For MILLIS ms: makes :race/v :db.unique/value, then not unique again (making it
+//       unique is refused while a duplicate exists). Prints "on N refused M".
 //
 // Exit codes: 0 expectations held; 2 an unexpected error (printed on stderr); 3 (readonly)
 // a good store was reported as corrupt; 64 usage.
@@ -225,6 +231,51 @@ int HoldRead(const std::string& path, int64_t millis) {
   return 0;
 }
 
+// The two sides of the schema race (concurrency_test.cc, SchemaChangesOfAnotherProcess...):
+// each works with whatever schema its Store believes current.
+int DupWriter(const std::string& path, int64_t millis) {
+  auto store = Store::open(path);
+  if (!store.ok()) return Fail("open", store.status());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(millis);
+  int64_t written = 0, refused = 0;
+  for (int64_t n = 0; std::chrono::steady_clock::now() < deadline; ++n) {
+    std::string v = std::to_string(n);
+    auto r =
+        (*store)->transact("[[:db/add \"a\" :race/v " + v + "] [:db/add \"b\" :race/v " + v + "]]");
+    if (!r.ok()) {
+      if (r.status().code() != Code::kConflict) return Fail("duplicate", r.status());
+      ++refused;
+      continue;
+    }
+    ++written;
+    auto d = (*store)->transact("[[:db/retract " + std::to_string(r->tempids.at("b")) +
+                                " :race/v " + v + "]]");
+    if (!d.ok()) return Fail("retract", d.status());
+  }
+  std::cout << "written " << written << " refused " << refused << std::endl;
+  return 0;
+}
+
+int UniqueToggler(const std::string& path, int64_t millis) {
+  auto store = Store::open(path);
+  if (!store.ok()) return Fail("open", store.status());
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(millis);
+  int64_t on = 0, refused = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto r = (*store)->transact("[[:db/add :race/v :db/unique :db.unique/value]]");
+    if (!r.ok()) {
+      if (r.status().code() != Code::kSchema) return Fail("unique on", r.status());
+      ++refused;
+      continue;
+    }
+    ++on;
+    auto off = (*store)->transact("[[:db/retract :race/v :db/unique :db.unique/value]]");
+    if (!off.ok()) return Fail("unique off", off.status());
+  }
+  std::cout << "on " << on << " refused " << refused << std::endl;
+  return 0;
+}
+
 }  // namespace
 }  // namespace mentat::reliability
 
@@ -240,6 +291,8 @@ int main(int argc, char** argv) {
   if (a.size() == 4 && a[0] == "fsize") return FileSizeLimit(a[1], a[2], num(a[3]));
   if (a.size() == 2 && a[0] == "readonly") return ReadOnly(a[1]);
   if (a.size() == 3 && a[0] == "hold-read") return HoldRead(a[1], num(a[2]));
+  if (a.size() == 3 && a[0] == "dup-writer") return DupWriter(a[1], num(a[2]));
+  if (a.size() == 3 && a[0] == "unique-toggler") return UniqueToggler(a[1], num(a[2]));
   std::cerr << "usage: reliability-worker MODE ARGS... (see worker.cc)" << std::endl;
   return 64;
 }
