@@ -60,6 +60,15 @@ using MapEntries = std::vector<std::pair<Value, Value>>;
 class Value {
  public:
   Value() = default;  // nil
+  Value(const Value&) = default;
+  Value(Value&&) noexcept = default;
+  Value& operator=(const Value&) = default;
+  Value& operator=(Value&&) noexcept = default;
+  // Destroys nested collections iteratively: a value nested far deeper than the stack
+  // allows (built in code, or a long recursive pull) is freed without recursion.
+  ~Value() {
+    if (kind_ >= Kind::kList && kind_ <= Kind::kSet) ReleaseNested();
+  }
 
   static Value Nil() { return Value(); }
   static Value Bool(bool b);
@@ -145,6 +154,9 @@ class Value {
   using Rep = std::variant<std::monostate, bool, int64_t, double, char32_t, std::string,
                            std::shared_ptr<const Vec>, std::shared_ptr<const MapEntries>, Uuid>;
   Value(Kind k, Rep r) : kind_(k), rep_(std::move(r)) {}
+  // Moves the nested collections this value alone owns onto a work list and frees them
+  // one at a time.
+  void ReleaseNested() noexcept;
 
   Kind kind_ = Kind::kNil;
   Pos pos_;

@@ -63,6 +63,10 @@ struct Options {
   // Decides whether (mentat.store/open "path") may open the file at `path`. Unset: only
   // in-memory stores ("" and ":memory:") may be opened. The CLI allows every path.
   std::function<bool(const std::string& path)> allow_open;
+  // Opens every store file the script opens read-only: its writes fail with kUnsupported
+  // ("read-only"), as the host's own store does when the host opened it so (the CLI's
+  // --read-only). In-memory stores stay writable: they touch no file.
+  bool read_only = false;
   // Receives what print, println, pr and prn write. Unset: it is kept, and
   // Interpreter::TakeOutput() returns it.
   std::function<void(std::string_view text)> output;

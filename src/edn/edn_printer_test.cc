@@ -434,5 +434,55 @@ TEST(EdnUuid, FormatAndParse) {
   }
 }
 
+// The printer iterates: a value nested far deeper than any stack allows prints in full
+// (vectors, lists, sets and maps, keys that are collections too).
+TEST(EdnPrinter, DeeplyNestedValuesPrintWithoutRecursion) {
+  constexpr int kDepth = 200000;
+  Value v = Value::Int(7);
+  for (int i = 0; i < kDepth; ++i) {
+    switch (i % 4) {
+      case 0:
+        v = Value::Vector({v, Value::Nil()});
+        break;
+      case 1:
+        v = Value::Map({{Value::Keyword("k"), v}});
+        break;
+      case 2:
+        v = Value::List({v});
+        break;
+      default:
+        v = Value::Map({{v, Value::Bool(true)}});
+        break;
+    }
+  }
+  std::string text = Print(v);
+  // Expected text, built the same way from the inside out.
+  std::string want = "7";
+  for (int i = 0; i < kDepth; ++i) {
+    switch (i % 4) {
+      case 0:
+        want = "[" + want + " nil]";
+        break;
+      case 1:
+        want = "{:k " + want + "}";
+        break;
+      case 2:
+        want = "(" + want + ")";
+        break;
+      default:
+        want = "{" + want + " true}";
+        break;
+    }
+    if (i == 2000) break;  // built the slow way for the innermost levels only
+  }
+  // Each round of four levels adds "[" " nil]", "{:k " "}", "(" ")" and "{" " true}".
+  EXPECT_EQ(text.size(), 1u + 20u * (kDepth / 4));
+  EXPECT_EQ(text.rfind("{({:k [{({:k [", 0), 0u) << text.substr(0, 40);
+  // The innermost 2,001 levels, where the 7 is.
+  size_t seven = text.find('7');
+  ASSERT_NE(seven, std::string::npos);
+  EXPECT_EQ(text.substr(seven - want.find('7'), want.size()), want);
+}
+
 }  // namespace
 }  // namespace mentat::edn

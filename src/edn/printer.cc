@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "mentat/edn.h"
 
@@ -295,16 +296,8 @@ class InstantParser {
   size_t i_ = 0;
 };
 
-void PrintValue(const Value& v, std::string* out);
-
-void PrintSeq(const Vec& items, std::string* out) {
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i > 0) out->push_back(' ');
-    PrintValue(items[i], out);
-  }
-}
-
-void PrintValue(const Value& v, std::string* out) {
+// A scalar's text; collections are printed by PrintValue.
+void PrintScalar(const Value& v, std::string* out) {
   switch (v.kind()) {
     case Kind::kNil:
       out->append("nil");
@@ -336,34 +329,6 @@ void PrintValue(const Value& v, std::string* out) {
     case Kind::kSymbol:
       out->append(v.str());
       return;
-    case Kind::kList:
-      out->push_back('(');
-      PrintSeq(v.items(), out);
-      out->push_back(')');
-      return;
-    case Kind::kVector:
-      out->push_back('[');
-      PrintSeq(v.items(), out);
-      out->push_back(']');
-      return;
-    case Kind::kSet:
-      out->append("#{");
-      PrintSeq(v.items(), out);
-      out->push_back('}');
-      return;
-    case Kind::kMap: {
-      out->push_back('{');
-      bool first = true;
-      for (const auto& [key, val] : v.entries()) {
-        if (!first) out->append(", ");
-        first = false;
-        PrintValue(key, out);
-        out->push_back(' ');
-        PrintValue(val, out);
-      }
-      out->push_back('}');
-      return;
-    }
     case Kind::kInst:
       out->append("#inst \"").append(FormatInstant(v.as_inst_micros())).push_back('"');
       return;
@@ -379,6 +344,62 @@ void PrintValue(const Value& v, std::string* out) {
       }
       out->push_back('"');
       return;
+    case Kind::kList:
+    case Kind::kVector:
+    case Kind::kSet:
+    case Kind::kMap:
+      return;
+  }
+}
+
+bool IsCollection(const Value& v) { return v.is_seq() || v.is_map(); }
+
+const char* Opener(Kind k) {
+  return k == Kind::kList ? "(" : k == Kind::kVector ? "[" : k == Kind::kSet ? "#{" : "{";
+}
+char Closer(Kind k) { return k == Kind::kList ? ')' : k == Kind::kVector ? ']' : '}'; }
+
+// Iterative, so that any value prints whatever its depth (a recursive pull down a long
+// chain nests one map per entity): the stack holds one frame per open collection.
+void PrintValue(const Value& root, std::string* out) {
+  if (!IsCollection(root)) return PrintScalar(root, out);
+  struct Frame {
+    const Value* coll;
+    size_t next;  // the next element; for maps keys and values alternate (2 per entry)
+    size_t end;
+  };
+  auto open = [out](const Value& v) {
+    out->append(Opener(v.kind()));
+    return Frame{&v, 0, v.is_map() ? 2 * v.entries().size() : v.items().size()};
+  };
+  std::vector<Frame> stack;
+  stack.push_back(open(root));
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == f.end) {
+      out->push_back(Closer(f.coll->kind()));
+      stack.pop_back();
+      continue;
+    }
+    size_t i = f.next++;
+    const Value* child;
+    if (f.coll->is_map()) {
+      const auto& entry = f.coll->entries()[i / 2];
+      if (i % 2 == 1) {
+        out->push_back(' ');
+      } else if (i > 0) {
+        out->append(", ");
+      }
+      child = i % 2 == 0 ? &entry.first : &entry.second;
+    } else {
+      if (i > 0) out->push_back(' ');
+      child = &f.coll->items()[i];
+    }
+    if (IsCollection(*child)) {
+      stack.push_back(open(*child));  // `f` may dangle from here on
+    } else {
+      PrintScalar(*child, out);
+    }
   }
 }
 

@@ -15,6 +15,31 @@
 
 namespace mentat::edn {
 
+void Value::ReleaseNested() noexcept {
+  std::vector<Value> pending;
+  // Moves out the collection children of `v` when `v` is their only owner (they are then
+  // freed by the loop below instead of by v's destructor, recursively).
+  auto detach = [&pending](Value& v) {
+    if (auto* p = std::get_if<std::shared_ptr<const Vec>>(&v.rep_)) {
+      if (!*p || p->use_count() != 1) return;
+      for (Value& x : const_cast<Vec&>(**p))
+        if (x.kind_ >= Kind::kList && x.kind_ <= Kind::kSet) pending.push_back(std::move(x));
+    } else if (auto* m = std::get_if<std::shared_ptr<const MapEntries>>(&v.rep_)) {
+      if (!*m || m->use_count() != 1) return;
+      for (auto& [k, x] : const_cast<MapEntries&>(**m)) {
+        if (k.kind_ >= Kind::kList && k.kind_ <= Kind::kSet) pending.push_back(std::move(k));
+        if (x.kind_ >= Kind::kList && x.kind_ <= Kind::kSet) pending.push_back(std::move(x));
+      }
+    }
+  };
+  detach(*this);
+  while (!pending.empty()) {
+    Value v = std::move(pending.back());
+    pending.pop_back();
+    detach(v);
+  }  // each `v` is freed here with its collection children already moved out
+}
+
 const char* KindName(Kind kind) {
   switch (kind) {
     case Kind::kNil:

@@ -196,7 +196,8 @@ class Executor {
       }
       roots.push_back(it->second);
     }
-    while (!level.empty()) {
+    for (int depth = 0; !level.empty(); ++depth) {
+      if (depth > kMaxPullLevels) return TooDeep(level);
       if (check_) MENTAT_RETURN_IF_ERROR(check_());
       std::vector<size_t> next;
       MENTAT_RETURN_IF_ERROR(RunLevel(level, &next));
@@ -347,6 +348,18 @@ class Executor {
       if (c.pat) next->push_back(nodes_.size());
       nodes_.push_back(std::move(c));
     }
+  }
+
+  Status TooDeep(const std::vector<size_t>& level) const {
+    // The recursive spec followed most often on the way here names the cause.
+    const AttrSpec* spec = nullptr;
+    int64_t most = 0;
+    for (const auto& [s, d] : nodes_[level.front()].depth)
+      if (d > most) spec = s, most = d;
+    std::string what = spec ? " following " + edn::Print(spec->key) : "";
+    return Status::InvalidArgument(
+        "pull result nested deeper than " + std::to_string(kMaxPullLevels) + " levels" + what +
+        (spec ? "; give the recursion a limit, e.g. {" + edn::Print(spec->key) + " 100}" : ""));
   }
 
   bool OnPath(size_t n, Entid e) const {

@@ -65,6 +65,12 @@ struct Pattern {
 Result<std::shared_ptr<const Pattern>> ParsePattern(const Schema& schema,
                                                     const edn::Value& pattern);
 
+// The deepest pull result: levels of entities below the one pulled (each a map nested in
+// its parent's, through a vector for cardinality-many attributes). A recursion or nesting
+// that would go deeper fails with kInvalidArgument naming the attribute, so that every
+// result can be printed, converted and compared without exhausting a stack.
+inline constexpr int kMaxPullLevels = 2000;
+
 // Called now and then during a long pull (every level, every 1,024 entities); a non-OK
 // status stops the pull and is returned (the query engine's interrupt and timeout).
 using CheckFn = std::function<Status()>;

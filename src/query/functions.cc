@@ -2,9 +2,9 @@
 // expressions. Functions whose result can be nil (division by zero, no regex match)
 // drop the row, as Datomic does when a function returns nil.
 #include <algorithm>
-#include <regex>
 
 #include "query/analyze.h"
+#include "util/regex.h"
 
 namespace mentat::query {
 
@@ -296,13 +296,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       return ClauseError(Code::kInvalidArgument, c.form,
                          c.fn + " takes a regular expression string");
     if (c.args[0].is_const()) {
-      try {
-        std::regex check(c.args[0].value.str(), std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return ClauseError(
-            Code::kInvalidArgument, c.form,
-            "invalid regular expression " + edn::Print(c.args[0].value) + ": " + e.what());
-      }
+      auto check = regex::Regex::Compile(c.args[0].value.str());
+      if (!check.ok()) return ClauseError(Code::kInvalidArgument, c.form, check.status().message());
     }
     std::string f = fn == "re-find" ? "mentat_re_find" : "mentat_re_matches";
     return result(f + "(" + xs[0].sql + ", " + xs[1].sql + ")", VT::kString, xs, true);

@@ -1,18 +1,18 @@
 // SQL functions used by compiled queries: Clojure-like str, ratio-free division, subs,
-// regular expressions (ECMAScript syntax, std::regex; compiled patterns are cached per
+// regular expressions (util/regex.h, RE2 syntax; compiled patterns are cached per
 // statement with sqlite3_set_auxdata), and the entity sets of entity_sets.cc.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <regex>
 #include <string>
 #include <vector>
 
 #include "mentat/edn.h"
 #include "mentat/status.h"
 #include "storage/sqlite_api.h"
+#include "util/regex.h"
 
 namespace mentat::query {
 
@@ -150,43 +150,40 @@ void SubsFn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   ResultString(ctx, s.substr(b, e - b));
 }
 
-void DeleteRegex(void* p) { delete static_cast<std::regex*>(p); }
+using RegexPtr = std::shared_ptr<const regex::Regex>;
 
-const std::regex* RegexArg(sqlite3_context* ctx, sqlite3_value** argv) {
-  auto* re = static_cast<std::regex*>(sqlite3_get_auxdata(ctx, 0));
-  if (re) return re;
+void DeleteRegex(void* p) { delete static_cast<RegexPtr*>(p); }
+
+// The compiled pattern of argv[0], kept with the statement while the argument is constant.
+RegexPtr RegexArg(sqlite3_context* ctx, sqlite3_value** argv) {
+  if (auto* kept = static_cast<RegexPtr*>(sqlite3_get_auxdata(ctx, 0))) return *kept;
   if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
     sqlite3_result_error(ctx, "re-find: the pattern must be a string", -1);
     return nullptr;
   }
-  std::string pat(reinterpret_cast<const char*>(sqlite3_value_text(argv[0])),
-                  sqlite3_value_bytes(argv[0]));
-  try {
-    re = new std::regex(pat, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    std::string msg = "invalid regular expression \"" + pat + "\": " + e.what();
-    sqlite3_result_error(ctx, msg.c_str(), -1);
+  std::string_view pat(reinterpret_cast<const char*>(sqlite3_value_text(argv[0])),
+                       static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  auto re = regex::Regex::Compile(pat);
+  if (!re.ok()) {
+    sqlite3_result_error(ctx, re.status().message().c_str(), -1);
     return nullptr;
   }
-  sqlite3_set_auxdata(ctx, 0, re, DeleteRegex);
-  // set_auxdata may have deleted it (when the argument is not constant): fetch again.
-  auto* kept = static_cast<std::regex*>(sqlite3_get_auxdata(ctx, 0));
-  if (kept) return kept;
-  thread_local std::regex last;
-  last = std::regex(pat, std::regex::ECMAScript);
-  return &last;
+  RegexPtr compiled = *re;
+  // set_auxdata deletes the holder at once when the argument is not constant.
+  sqlite3_set_auxdata(ctx, 0, new RegexPtr(compiled), DeleteRegex);
+  return compiled;
 }
 
 void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
-  const std::regex* re = RegexArg(ctx, argv);
+  RegexPtr re = RegexArg(ctx, argv);
   if (!re) return;
   if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
-  std::string s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
-                sqlite3_value_bytes(argv[1]));
-  std::smatch m;
-  bool ok = whole ? std::regex_match(s, m, *re) : std::regex_search(s, m, *re);
+  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
+                     static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  regex::Match m;
+  bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
   if (!ok) return sqlite3_result_null(ctx);
-  ResultString(ctx, m.str(0));
+  ResultString(ctx, std::string(*m.groups[0]));
 }
 
 void ReFindFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, false); }

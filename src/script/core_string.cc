@@ -1,12 +1,13 @@
 // Strings, keywords and symbols, format, clojure.string, and regular expressions
-// (std::regex, ECMAScript syntax). String indices count code points.
+// (util/regex.h: RE2 syntax, linear-time matching, the same engine as queries). String
+// indices count code points.
 #include <cctype>
 #include <cstdio>
 #include <cstring>
-#include <regex>
 
 #include "script/core.h"
 #include "script/print.h"
+#include "util/regex.h"
 
 namespace mentat::script {
 
@@ -14,66 +15,56 @@ namespace {
 
 using Args = const Val*;
 
-// libstdc++'s regex matcher recurses per input character; longer subjects are refused
-// rather than risking the stack.
-constexpr size_t kMaxRegexSubject = 20000;
-
 struct RegexObj : OpaqueObj {
-  std::string pattern;
-  std::regex re;
+  std::shared_ptr<const regex::Regex> re;
   std::string Describe() const override {
     std::string out = "#\"";
-    out += pattern;
+    out += re->pattern();
     out += '"';
     return out;
   }
 };
 
 Val MakeRegex(const std::string& pattern) {
-  Ref<RegexObj> r = Make<RegexObj>(pattern.size() * 8);
-  r->pattern = pattern;
-  try {
-    r->re = std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    Fail("invalid regex " + PrStr(Val::String(pattern)) + ": " + e.what());
-  }
+  auto re = regex::Regex::Compile(pattern);
+  if (!re.ok()) Fail(re.status().message());
+  // The compiled program and the matcher's caches count against the memory limit.
+  Ref<RegexObj> r = Make<RegexObj>(static_cast<size_t>((*re)->footprint()));
+  r->re = std::move(*re);
   return Val::Object(Type::kRegex, r.get());
 }
 
-const std::regex& RegexArg(const FnObj& self, const Val& v, Val* holder) {
-  if (v.is(Type::kRegex)) return v.as<RegexObj>()->re;
+const regex::Regex& RegexArg(const FnObj& self, const Val& v, Val* holder) {
+  if (v.is(Type::kRegex)) return *v.as<RegexObj>()->re;
   if (v.is(Type::kString)) {
     *holder = MakeRegex(v.str());
-    return holder->as<RegexObj>()->re;
+    return *holder->as<RegexObj>()->re;
   }
   Fail(self.name + " expects a regex (re-pattern) or a pattern string, got " + PrStr(v));
 }
 
-const std::string& Subject(const FnObj& self, const Val& v) {
-  const std::string& s = StrArg(self, v);
-  if (s.size() > kMaxRegexSubject) {
-    Fail(self.name + ": strings longer than " + std::to_string(kMaxRegexSubject) +
-         " bytes are not matched by regexes here");
-  }
-  return s;
+// Searches `t` from byte `from`, charging a step per byte the search may walk.
+bool Search(Interp& in, const regex::Regex& re, const std::string& t, size_t from,
+            regex::Match* m) {
+  bool found = re.Find(t, from, m);
+  in.Steps(static_cast<int64_t>((found ? m->end : t.size()) - std::min(from, t.size())) + 1);
+  return found;
 }
 
 // A match as Clojure returns it: the string, or [whole group1 ...] with nil for groups
-// that did not participate.
-Val MatchVal(const std::smatch& m) {
-  if (m.size() == 1) return Val::String(m[0].str());
+// that did not take part.
+Val MatchVal(const regex::Match& m) {
+  if (m.groups.size() == 1) return Val::String(std::string(*m.groups[0]));
   VecBuilder b;
-  for (size_t i = 0; i < m.size(); ++i) b.Add(m[i].matched ? Val::String(m[i].str()) : Val());
+  for (const auto& g : m.groups) b.Add(g ? Val::String(std::string(*g)) : Val());
   return b.Build();
 }
 
-template <typename F>
-Val RegexCall(const FnObj& self, F&& f) {
-  try {
-    return f();
-  } catch (const std::regex_error& e) {
-    Fail(self.name + ": regex error: " + e.what());
-  }
+// The byte after the code point at `at` (an empty match moves on by one character).
+size_t NextChar(const std::string& t, size_t at) {
+  if (at >= t.size()) return t.size() + 1;
+  DecodeUtf8(t, &at);
+  return at;
 }
 
 // Byte offset of code point `index` in s (s.size() when index == count).
@@ -365,49 +356,42 @@ void RegisterString(Interp& in) {
       1, 1, false);
   in.DefNative(
       "clojure.string/split",
-      [](Interp&, Args a, size_t n, const FnObj& s) {
-        const std::string& t = Subject(s, a[0]);
+      [](Interp& in, Args a, size_t n, const FnObj& s) {
+        const std::string& t = StrArg(s, a[0]);
         int64_t limit = n == 3 ? IntArg(s, a[2]) : 0;
         Val holder;
-        const std::regex& re = RegexArg(s, a[1], &holder);
-        return RegexCall(s, [&]() {
-          std::vector<Val> parts;
-          auto begin = t.cbegin();
-          std::smatch m;
-          auto seg = begin;     // start of the current part
-          auto search = begin;  // where the next match may start
-          while ((limit <= 0 || static_cast<int64_t>(parts.size()) + 1 < limit) &&
-                 search != t.cend() && std::regex_search(search, t.cend(), m, re)) {
-            if (m.length(0) == 0) {
-              // An empty match splits before the next character (never at the start).
-              auto at = m[0].first;
-              if (at == t.cend()) break;
-              if (at != begin) {
-                parts.push_back(Val::String(std::string(seg, at)));
-                seg = at;
-              }
-              size_t next = static_cast<size_t>(at - begin);
-              DecodeUtf8(t, &next);
-              search = begin + static_cast<long>(next);
-              continue;
+        const regex::Regex& re = RegexArg(s, a[1], &holder);
+        std::vector<Val> parts;
+        regex::Match m;
+        size_t seg = 0;     // start of the current part
+        size_t search = 0;  // where the next match may start
+        while ((limit <= 0 || static_cast<int64_t>(parts.size()) + 1 < limit) &&
+               search < t.size() && Search(in, re, t, search, &m)) {
+          if (m.end == m.begin) {
+            // An empty match splits before the next character (never at the start).
+            if (m.begin >= t.size()) break;
+            if (m.begin != 0) {
+              parts.push_back(Val::String(t.substr(seg, m.begin - seg)));
+              seg = m.begin;
             }
-            parts.push_back(Val::String(std::string(seg, m[0].first)));
-            seg = search = m[0].second;
+            search = NextChar(t, m.begin);
+            continue;
           }
-          auto from = seg;
-          parts.push_back(Val::String(std::string(from, t.cend())));
-          if (limit == 0) {
-            while (parts.size() > 1 && parts.back().str().empty()) parts.pop_back();
-          }
-          return VecFrom(std::move(parts));
-        });
+          parts.push_back(Val::String(t.substr(seg, m.begin - seg)));
+          seg = search = m.end;
+        }
+        parts.push_back(Val::String(t.substr(seg)));
+        if (limit == 0) {
+          while (parts.size() > 1 && parts.back().str().empty()) parts.pop_back();
+        }
+        return VecFrom(std::move(parts));
       },
       2, 3, false);
   for (const char* name : {"clojure.string/replace", "clojure.string/replace-first"}) {
     in.DefNative(
         name,
         [](Interp& in, Args a, size_t, const FnObj& s) {
-          const std::string& t = Subject(s, a[0]);
+          const std::string& t = StrArg(s, a[0]);
           bool first_only = s.name == "clojure.string/replace-first";
           if (a[1].is(Type::kString) && a[2].is(Type::kString)) {
             const std::string &from = a[1].str(), &to = a[2].str();
@@ -435,33 +419,30 @@ void RegisterString(Interp& in) {
             return Val::String(std::move(out));
           }
           Val holder;
-          const std::regex& re = RegexArg(s, a[1], &holder);
-          return RegexCall(s, [&]() {
-            std::string out;
-            auto from = t.cbegin();
-            std::smatch m;
-            while (std::regex_search(from, t.cend(), m, re)) {
-              out.append(from, m[0].first);
-              if (a[2].is(Type::kString)) {
-                out += m.format(a[2].str());
-              } else {
-                StrAppend(in.Call(a[2], {MatchVal(m)}), &out);
-              }
-              if (m.length(0) == 0) {
-                if (m[0].second == t.cend()) {
-                  from = t.cend();
-                  break;
-                }
-                out.push_back(*m[0].second);
-                from = m[0].second + 1;
-              } else {
-                from = m[0].second;
-              }
-              if (first_only) break;
+          const regex::Regex& re = RegexArg(s, a[1], &holder);
+          std::string out;
+          regex::Match m;
+          size_t from = 0;  // the first byte not yet copied
+          size_t search = 0;
+          while (search <= t.size() && Search(in, re, t, search, &m)) {
+            out.append(t, from, m.begin - from);
+            if (a[2].is(Type::kString)) {
+              auto rep = regex::ExpandReplacement(re, m, a[2].str());
+              if (!rep.ok()) Fail(s.name + ": " + rep.status().message());
+              out += *rep;
+            } else {
+              StrAppend(in.Call(a[2], {MatchVal(m)}), &out);
             }
-            out.append(from, t.cend());
-            return Val::String(std::move(out));
-          });
+            from = m.end;
+            search = m.end == m.begin ? NextChar(t, m.end) : m.end;
+            if (m.end == m.begin && search <= t.size()) {
+              out.append(t, m.end, search - m.end);
+              from = search;
+            }
+            if (first_only) break;
+          }
+          if (from < t.size()) out.append(t, from, std::string::npos);
+          return Val::String(std::move(out));
         },
         3, 3, false);
   }
@@ -474,43 +455,38 @@ void RegisterString(Interp& in) {
       1, 1);
   in.DefNative(
       "re-find",
-      [](Interp&, Args a, size_t, const FnObj& s) {
+      [](Interp& in, Args a, size_t, const FnObj& s) {
         Val holder;
-        const std::regex& re = RegexArg(s, a[0], &holder);
-        const std::string& t = Subject(s, a[1]);
-        return RegexCall(s, [&]() {
-          std::smatch m;
-          return std::regex_search(t, m, re) ? MatchVal(m) : Val();
-        });
+        const regex::Regex& re = RegexArg(s, a[0], &holder);
+        const std::string& t = StrArg(s, a[1]);
+        regex::Match m;
+        return Search(in, re, t, 0, &m) ? MatchVal(m) : Val();
       },
       2, 2);
   in.DefNative(
       "re-matches",
-      [](Interp&, Args a, size_t, const FnObj& s) {
+      [](Interp& in, Args a, size_t, const FnObj& s) {
         Val holder;
-        const std::regex& re = RegexArg(s, a[0], &holder);
-        const std::string& t = Subject(s, a[1]);
-        return RegexCall(s, [&]() {
-          std::smatch m;
-          return std::regex_match(t, m, re) ? MatchVal(m) : Val();
-        });
+        const regex::Regex& re = RegexArg(s, a[0], &holder);
+        const std::string& t = StrArg(s, a[1]);
+        regex::Match m;
+        in.Steps(static_cast<int64_t>(t.size()) + 1);
+        return re.FullMatch(t, &m) ? MatchVal(m) : Val();
       },
       2, 2);
   in.DefNative(
       "re-seq",
       [](Interp& in, Args a, size_t, const FnObj& s) {
         Val holder;
-        const std::regex& re = RegexArg(s, a[0], &holder);
-        const std::string& t = Subject(s, a[1]);
-        return RegexCall(s, [&]() {
-          std::vector<Val> out;
-          for (auto it = std::sregex_iterator(t.begin(), t.end(), re); it != std::sregex_iterator();
-               ++it) {
-            in.Step();
-            out.push_back(MatchVal(*it));
-          }
-          return out.empty() ? Val() : ListOf(std::move(out));
-        });
+        const regex::Regex& re = RegexArg(s, a[0], &holder);
+        const std::string& t = StrArg(s, a[1]);
+        std::vector<Val> out;
+        regex::Match m;
+        for (size_t from = 0; from <= t.size() && Search(in, re, t, from, &m);) {
+          out.push_back(MatchVal(m));
+          from = m.end == m.begin ? NextChar(t, m.end) : m.end;
+        }
+        return out.empty() ? Val() : ListOf(std::move(out));
       },
       2, 2);
 }

@@ -66,6 +66,7 @@ Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>(std::mo
   HeapScope scope(&in.heap());
   RegisterCore(in);
   StateOf(in).allow_open = impl_->options.allow_open;
+  StateOf(in).read_only = impl_->options.read_only;
   if (impl_->options.output) {
     in.output() = impl_->options.output;
   } else {

@@ -166,6 +166,29 @@ TEST(ScriptSandbox, NoHostAccess) {
   EXPECT_EQ(*r, ":ok");
   st = EvalStatus(allowed, "(mentat.store/open \"/tmp/elsewhere.db\")");
   EXPECT_EQ(st.code(), Code::kUnsupported);
+
+  // Options::read_only: a store file the script opens is read-only (reads work, writes fail,
+  // nothing is written); in-memory stores stay writable.
+  Options ro = o;
+  ro.read_only = true;
+  Interpreter reader(ro);
+  const std::string open = "(def c (mentat.store/open \"" + path + "\"))";
+  ASSERT_TRUE(
+      allowed.EvalToString(open + " (mentat.store/transact c [{:db/doc \"before\"}])").ok());
+  auto before = allowed.EvalToString("(mentat.store/basis-t (mentat.store/db c))");
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  st = EvalStatus(reader, open + " (mentat.store/transact c [{:db/doc \"written\"}])");
+  EXPECT_EQ(st.code(), Code::kUnsupported) << st.ToString();
+  EXPECT_NE(st.message().find("read-only"), std::string::npos) << st.ToString();
+  auto reads = reader.EvalToString(
+      "(mentat.store/q (mentat.store/db c) '[:find ?d . :where [_ :db/doc ?d] [(= ?d "
+      "\"before\")]])");
+  ASSERT_TRUE(reads.ok()) << reads.status().ToString();
+  EXPECT_EQ(*reads, "\"before\"");
+  EXPECT_TRUE(
+      EvalStatus(reader, "(mentat.store/transact (mentat.store/open) [{:db/doc \"x\"}])").ok());
+  EXPECT_EQ(*allowed.EvalToString("(mentat.store/basis-t (mentat.store/db c))"), *before);
+  ASSERT_TRUE(allowed.EvalToString("(mentat.store/close c)").ok());
   std::remove(path.c_str());
   std::remove((path + "-wal").c_str());
   std::remove((path + "-shm").c_str());

@@ -371,7 +371,10 @@ Val Open(Interp& in, Args a, size_t n, const FnObj& self) {
   if (!memory && !(st.allow_open && st.allow_open(path))) {
     Fail(self.name + ": opening files is not allowed in this sandbox: " + path, Code::kUnsupported);
   }
-  std::unique_ptr<Store> store = Must(self, Store::open(memory ? "" : path));
+  Options options;
+  options.read_only = st.read_only && !memory;
+  options.create = !options.read_only;
+  std::unique_ptr<Store> store = Must(self, Store::open(memory ? "" : path, options));
   Ref<ConnObj> c = Make<ConnObj>(0);
   c->store = store.get();
   c->owned = std::move(store);

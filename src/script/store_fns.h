@@ -22,6 +22,7 @@ struct StoreState {
   ~StoreState();
 
   std::function<bool(const std::string&)> allow_open;
+  bool read_only = false;  // Options::read_only: store files are opened read-only
   Store* default_store = nullptr;
   Val default_conn;  // the ConnObj wrapping default_store, once made
 

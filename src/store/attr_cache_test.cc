@@ -260,19 +260,26 @@ TEST_F(AttrCacheTest, StoresCachingDifferentAttributesKeepTheirOwnPlans) {
 // when that range later grows over them.
 TEST_F(AttrCacheTest, FarEntityIdsStayFoundWhenTheDenseRangeGrowsOverThem) {
   ExpectSame("after the load");
+  // 2,100 entities with nothing cached (only a :db/doc), so that the last is far from the
+  // cached ones; it then gets the cached attributes.
+  std::string pad = "[";
+  for (int i = 0; i < 2100; ++i) pad += "{:db/id \"p" + std::to_string(i) + "\" :db/doc \"pad\"}";
+  auto padded = cached_->transact(pad + "]");
+  ASSERT_TRUE(padded.ok()) << padded.status().ToString();
+  const Entid first = padded->tempids.at("p0"), far = padded->tempids.at("p2099");
+  const std::string f = std::to_string(far);
   ASSERT_TRUE(cached_
-                  ->transact(R"([[:db/add 67600 :i/title "far"] [:db/add 67600 :i/state :open]
-                                    [:db/add 67600 :i/prio 5]])")
+                  ->transact("[[:db/add " + f + " :i/title \"far\"] [:db/add " + f +
+                             " :i/state :open] [:db/add " + f + " :i/prio 5]]")
                   .ok());
   ExpectSame("a far entity");
   std::string tx = "[";
-  for (int e = 65600; e < 67700; ++e) {
-    if (e == 67600) continue;
+  for (Entid e = first; e < far; ++e)
     tx += "[:db/add " + std::to_string(e) + " :i/title \"n" + std::to_string(e) + "\"]";
-  }
   ASSERT_TRUE(cached_->transact(tx + "]").ok());
   ExpectSame("the dense range grown over it");
-  auto r = cached_->q("[:find ?t . :where [?i :i/state :open] [?i :i/title ?t] [(= ?i 67600)]]");
+  auto r =
+      cached_->q("[:find ?t . :where [?i :i/state :open] [?i :i/title ?t] [(= ?i " + f + ")]]");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->rows.size(), 1u);
   EXPECT_EQ(r->rows[0][0].str(), "far");

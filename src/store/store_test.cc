@@ -248,6 +248,34 @@ TEST(Store, ChangingDbIndexMovesAnAttributesDatomsAndKeepsEveryView) {
   check("index dropped");
 }
 
+// A number nobody allocated is refused as an entity id, and the partition marks do not move
+// because of it: afterwards ids come in sequence and every transaction commits.
+TEST(Store, ExplicitIdsMustBeAllocatedAndNeverMoveAPartitionMark) {
+  auto s = Store::open("");
+  ASSERT_TRUE(s.ok());
+  auto& st = *s;
+  ASSERT_TRUE(st->transact("[{:db/ident :p/age :db/valueType :db.type/long "
+                           ":db/cardinality :db.cardinality/one}]")
+                  .ok());
+  auto first = st->transact("[{:db/id \"x\" :p/age 1}]");
+  ASSERT_TRUE(first.ok());
+  for (const char* id :
+       {"9223372036854775806", "9223372036854775807", "268435455", "65535", "1000000"}) {
+    auto r = st->transact(std::string("[[:db/add ") + id + " :p/age 1]]");
+    ASSERT_FALSE(r.ok()) << id;
+    EXPECT_EQ(r.status().code(), Code::kNotFound) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("does not exist"), std::string::npos)
+        << r.status().ToString();
+  }
+  auto next = st->transact("[{:db/id \"y\" :p/age 2}]");
+  ASSERT_TRUE(next.ok()) << next.status().ToString();
+  EXPECT_EQ(next->tempids.at("y"), first->tempids.at("x") + 1);
+  EXPECT_EQ(next->tx_id, first->tx_id + 1);
+  // The entity first made can be changed and retracted by its id.
+  std::string x = std::to_string(first->tempids.at("x"));
+  EXPECT_TRUE(st->transact("[[:db/retract " + x + " :p/age 1]]").ok());
+}
+
 TEST(Store, ReadOnlyStoreRefusesWrites) {
   TempDir dir;
   std::string path = dir.Path("ro.db");

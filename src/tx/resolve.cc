@@ -49,10 +49,11 @@ Status Partitions::Write(storage::Connection* c) const {
   return Status::OK();
 }
 
-void Partitions::Observe(Entid id) {
-  for (Part* p : {&db, &user, &tx}) {
-    if (id >= p->start && id < p->end && id >= p->next) p->next = id + 1;
+bool Partitions::Allocated(Entid id) const {
+  for (const Part* p : {&db, &user, &tx}) {
+    if (id >= p->start && id < p->end) return id < p->next;
   }
+  return false;
 }
 
 Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v) {
@@ -110,7 +111,14 @@ class Resolver {
   Status Fixed(EntityPlace* p) {
     switch (p->kind) {
       case EntityPlace::Kind::kId:
-        parts_->Observe(p->id);
+        // Datomic refuses an id nobody allocated (:db.error/not-an-entity): accepting one
+        // would have to move the partition's mark past it, and a single large number would
+        // fill the partition for good.
+        if (!parts_->Allocated(p->id))
+          return ErrorAt(Code::kNotFound, p->pos,
+                         "entity " + std::to_string(p->id) +
+                             " does not exist: an entity id must name an existing entity "
+                             "(to create one, use a tempid such as \"new\")");
         return Status::OK();
       case EntityPlace::Kind::kTx:
         p->id = out_->tx_id;

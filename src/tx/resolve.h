@@ -25,8 +25,10 @@ struct Partitions {
 
   static Result<Partitions> Read(storage::Connection* c);
   Status Write(storage::Connection* c) const;
-  // Moves `next` past an explicitly named id.
-  void Observe(Entid id);
+  // Whether `id` was handed out already: it lies below its partition's mark (the current
+  // transaction's id counts once allocated). An explicit id must be one of these; a mark
+  // only ever moves by allocation, never because of a number a user wrote.
+  bool Allocated(Entid id) const;
 };
 
 struct Resolution {

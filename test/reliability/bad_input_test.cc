@@ -242,6 +242,41 @@ TEST_F(BadInput, PathologicalInputsFailFast) {
   }
 }
 
+// --read-only means that no path writes: not a script opening the store again by its path,
+// not the script's default store, not .transact, .import, .tune, nor a store opened with
+// .open. Each fails with a non-zero exit, and the store is unchanged.
+TEST_F(BadInput, CliReadOnlyMeansNoPathWrites) {
+  store_.reset();
+  std::string path = dir_.Path("bank.db");
+  std::string edn = dir_.Path("tx.edn");
+  ASSERT_TRUE(WriteFile(edn, "[{:acct/id 500 :acct/balance 1}]\n"));
+  auto last = [&]() {
+    auto s = Store::open(path);
+    EXPECT_TRUE(s.ok());
+    auto t = (*s)->last_tx();
+    return t.ok() ? *t : 0;
+  };
+  const Entid before = last();
+  const std::string tx = "[{:acct/id 500 :acct/balance 1}]";
+  for (const std::string& command : std::vector<std::string>{
+           ".eval (mentat.store/transact (mentat.store/open \"" + path + "\") " + tx + ")",
+           ".eval (mentat.store/transact (mentat.store/open) " + tx + ")",
+           ".eval (let [c (mentat.store/open \"" + path +
+               "\")] (mentat.store/with (mentat.store/db c) " + tx + ") (mentat.store/transact c " +
+               tx + "))",
+           ".transact " + tx, ".import " + edn, ".tune adaptive", ".open " + path + "\n.t " + tx}) {
+    std::string script = dir_.Path("ro.txt");
+    ASSERT_TRUE(WriteFile(script, command + "\n"));
+    Child c = Spawn({CliPath(), "--read-only", path}, dir_.path(), script);
+    ASSERT_GT(c.pid, 0);
+    Exit e = Wait(c, 30000);
+    std::string err = ReadFile(c.stderr_path);
+    EXPECT_TRUE(e.exited && e.code == 1) << command << ": " << e.Describe() << "\n" << err;
+    EXPECT_NE(err.find("read-only"), std::string::npos) << command << ": " << err;
+    EXPECT_EQ(last(), before) << command << " wrote to a read-only store";
+  }
+}
+
 TEST_F(BadInput, CliRejectsBadScriptsCleanly) {
   store_.reset();
   std::string path = dir_.Path("bank.db");

@@ -11,7 +11,7 @@
 (prn (str/includes? "hello" "ell") (str/starts-with? "hello" "he") (str/ends-with? "hello" "lo")
      (str/index-of "hello" "l") (str/index-of "hello" "z") (str/reverse "abc"))
 (prn (str/split "a,b,,c,," ",") (str/split "a1b22c" "[0-9]+") (str/split "a b c" " " 2))
-(prn (str/split "abc" "") (str/split ",a" ",") (str/split "a1b2" "(?=[0-9])") (str/replace "ab" "" "-"))
+(prn (str/split "abc" "") (str/split ",a" ",") (str/split "a1b2" "[0-9]") (str/replace "ab" "" "-"))
 (prn (str/split-lines "one\ntwo\r\nthree"))
 (prn (str/replace "a-b-c" "-" "+") (str/replace "a1b22" (re-pattern "[0-9]+") "#")
      (str/replace-first "aaa" "a" "b") (str/replace "x1y2" "[0-9]" (fn [m] (str "<" m ">"))))

@@ -16,6 +16,7 @@ Status Session::EvalScript(const std::string& source) {
   if (!interpreter_) {
     script::Options options;
     options.allow_open = [](const std::string&) { return true; };  // the shell's user's files
+    options.read_only = store_options_.read_only;                  // --read-only: no path writes
     options.output = [this](std::string_view text) { out_ << text; };
     interpreter_ = std::make_unique<script::Interpreter>(std::move(options));
     if (store_) interpreter_->SetStore(store_.get(), "conn");
