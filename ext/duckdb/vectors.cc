@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "results.h"
+#include "util/utf8.h"
 
 namespace mentat::duckdb_ext {
 
@@ -34,7 +35,19 @@ void SetNull(duckdb_vector vec, idx_t row) {
 }
 
 void SetText(duckdb_vector vec, idx_t row, std::string_view text) {
+  // DuckDB trusts a VARCHAR to be UTF-8 and fails (INTERNAL, invalidating the database)
+  // when it is not. Transactions refuse such strings, but a store written before that, or
+  // by another program, may hold some.
+  if (utf8::FirstInvalid(text) != std::string_view::npos) {
+    std::string repaired = utf8::Repaired(text);
+    duckdb_vector_assign_string_element_len(vec, row, repaired.data(), repaired.size());
+    return;
+  }
   duckdb_vector_assign_string_element_len(vec, row, text.data(), text.size());
+}
+
+void SetBlob(duckdb_vector vec, idx_t row, std::string_view bytes) {
+  duckdb_vector_assign_string_element_len(vec, row, bytes.data(), bytes.size());
 }
 
 namespace {
@@ -102,7 +115,7 @@ Status WriteCell(duckdb_vector vec, ColumnType t, idx_t row, const edn::Value& v
       return Status::OK();
     case ColumnType::kBlob:
       if (v.kind() != edn::Kind::kBytes) return Mismatch(t, v, column);
-      SetText(vec, row, v.str());
+      SetBlob(vec, row, v.str());
       return Status::OK();
     case ColumnType::kVarchar:
     case ColumnType::kKeyword:

@@ -22,8 +22,11 @@ Status WriteCell(duckdb_vector vec, ColumnType t, idx_t row, const edn::Value& v
 
 // Marks `row` of `vec` NULL.
 void SetNull(duckdb_vector vec, idx_t row);
-// Writes text into a VARCHAR or BLOB vector.
+// Writes text into a VARCHAR vector: bytes that are not UTF-8 become U+FFFD (DuckDB
+// requires valid UTF-8).
 void SetText(duckdb_vector vec, idx_t row, std::string_view text);
+// Writes bytes into a BLOB vector, as they are.
+void SetBlob(duckdb_vector vec, idx_t row, std::string_view bytes);
 
 // Reads row `row` of a flat input vector: its text and false when it is NULL.
 // REQUIRES: `vec` holds VARCHAR (duckdb_string_t) values.

@@ -40,6 +40,35 @@ Result<QueryOptions> ParseQueryOptions(std::string_view query,
   return opts;
 }
 
+namespace {
+
+// Whether the host connection has been interrupted (sqlite3_interrupt: Ctrl-C in the
+// sqlite3 shell, Python's Connection.interrupt()) while mentat works on a connection of its
+// own. sqlite3_is_interrupted() arrived in SQLite 3.41; on every version, a statement
+// stepped on an interrupted connection that is running a statement (the one that called
+// this function) fails with SQLITE_INTERRUPT, and stepping "SELECT 1" costs about 50 ns.
+class HostInterruptProbe {
+ public:
+  explicit HostInterruptProbe(sqlite3* host) : host_(host) {}
+  ~HostInterruptProbe() { sqlite3_finalize(stmt_); }
+  HostInterruptProbe(const HostInterruptProbe&) = delete;
+  HostInterruptProbe& operator=(const HostInterruptProbe&) = delete;
+
+  bool Interrupted() {
+    if (!stmt_ && sqlite3_prepare_v2(host_, "SELECT 1", -1, &stmt_, nullptr) != SQLITE_OK)
+      return false;
+    int rc = sqlite3_step(stmt_);
+    sqlite3_reset(stmt_);
+    return rc == SQLITE_INTERRUPT;
+  }
+
+ private:
+  sqlite3* host_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
 Result<std::optional<QueryResult>> RunQuery(HostContext* ctx,
                                             const std::optional<std::string>& db_path,
                                             const std::string& query,
@@ -47,6 +76,10 @@ Result<std::optional<QueryResult>> RunQuery(HostContext* ctx,
   MENTAT_ASSIGN_OR_RETURN(QueryOptions opts, ParseQueryOptions(query, options));
   MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(ctx, db_path, Access::kRead));
   if (!ref.get()) return std::optional<QueryResult>();
+  // On the host's own connection (host mode) its interrupt reaches the statements directly;
+  // on a store file of mentat's own connections, the query polls it.
+  HostInterruptProbe probe(ctx->db);
+  if (!IsHostPath(db_path)) opts.interrupted = [&probe] { return probe.Interrupted(); };
   MENTAT_ASSIGN_OR_RETURN(QueryResult r, ref.get()->q(query, opts));
   return std::optional<QueryResult>(std::move(r));
 }

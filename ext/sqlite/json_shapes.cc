@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "util/utf8.h"
+
 namespace mentat::sqlite_ext {
 
 namespace {
@@ -23,25 +25,6 @@ void SplitInstant(int64_t micros, std::string* head, std::string* frac) {
   }
   *head = s.substr(0, dot);
   *frac = s.substr(dot + 1, z - dot - 1);
-}
-
-// The length of the valid UTF-8 sequence at s[i], or 0 when it is not one.
-size_t Utf8Length(std::string_view s, size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-  if (n == 2 && c < 0xc2) return 0;  // overlong
-  if (n == 3) {
-    auto c1 = static_cast<unsigned char>(s[i + 1]);
-    if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0)) return 0;  // overlong, surrogate
-  }
-  if (n == 4) {
-    auto c1 = static_cast<unsigned char>(s[i + 1]);
-    if ((c == 0xf0 && c1 < 0x90) || c > 0xf4 || (c == 0xf4 && c1 >= 0x90)) return 0;
-  }
-  return n;
 }
 
 void String(std::string_view s, std::string* out) {
@@ -88,7 +71,8 @@ void String(std::string_view s, std::string* out) {
       ++i;
       continue;
     }
-    size_t n = Utf8Length(s, i);
+    char32_t cp;
+    size_t n = utf8::Decode(s.substr(i), &cp);
     if (n == 0) {
       out->append("\xef\xbf\xbd");  // U+FFFD
       ++i;

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -126,6 +127,19 @@ struct QueryResult {
   edn::Value ToEdn() const;
 };
 
+// What Store::check found.
+struct CheckReport {
+  // Each problem found: its kind, then what and where ("uniqueness: 2 values of :user/email
+  // are held by more than one entity (:db/unique)"); the first few of each kind, then a
+  // count of the rest. Empty when the store is sound.
+  std::vector<std::string> problems;
+  // What was examined, with counts ("datoms" 985480, "attributes" 40, ...).
+  std::vector<std::pair<std::string, int64_t>> checked;
+  bool ok() const { return problems.empty(); }
+  // {:ok BOOL :checked {"datoms" N ...} :problems ["..." ...]}
+  edn::Value ToEdn() const;
+};
+
 class Db;
 class PreparedQuery;
 namespace query {
@@ -148,6 +162,12 @@ struct QueryOptions {
   bool history = false;
   std::optional<int64_t> timeout_ms;
   bool use_planner = true;  // false: keep the written clause order
+  // A stop check of the caller's: polled on the calling thread while the query runs
+  // (between SQLite steps, about every thousand of its instructions, and in the engine's
+  // own loops). Returning true stops the query with kInterrupted, as interrupt() does; the
+  // store stays usable. The SQLite extension passes its host connection's interrupt
+  // (sqlite3_interrupt, Ctrl-C in the sqlite3 shell) this way. Must be cheap.
+  std::function<bool()> interrupted;
 };
 
 // Parses {"inputs": [...], "asOf": t, "since": t, "history": bool, "timeout": ms,
@@ -295,6 +315,17 @@ class Store {
   Status uncache(std::string_view attribute);
   // The cached attributes' idents, without the leading ':', sorted.
   std::vector<std::string> cached_attributes();
+
+  // Checks the store (`mentat check STORE`, `.check`): SQLite's integrity check, then
+  // mentat's own invariants: every datom's attribute exists and its value has the
+  // attribute's type (strings UTF-8); each current datom is in the attribute index its
+  // attribute's flags name; partition marks lie above every id in use and transactions up
+  // to the last one recorded; history intervals are ordered, disjoint, and end before the
+  // datom is current again; cardinality-one and unique attributes hold; the maintained
+  // statistics and fulltext rows match the datoms. Reads one snapshot, in time linear in
+  // the size of the store. Problems found are in the report; an error means the check
+  // could not run (for instance, an I/O error).
+  Result<CheckReport> check();
 
   // The current schema (refreshed when another connection changed it).
   std::shared_ptr<const Schema> schema();

@@ -117,6 +117,16 @@ TEST(EdnReaderError, GoldenMessages) {
       {"\\o400", "1:1: octal character \\o400 is above \\o377"},
       {"\\o8", "1:1: unknown character literal \\o8"},
       {"\\\xFF", "1:2: invalid UTF-8 in character literal"},
+      // EDN text is UTF-8: strings, symbols, keywords and regex literals with other bytes
+      // are errors at the byte (stray, truncated, overlong, surrogate, beyond U+10FFFF).
+      {"\"a\xFF\"", "1:3: invalid UTF-8 in string: byte 0xFF"},
+      {"[\"ok\"\n \"xy\xC3\"]", "2:5: invalid UTF-8 in string: byte 0xC3"},
+      {"\"\xC0\x80\"", "1:2: invalid UTF-8 in string: byte 0xC0"},
+      {"\"\xED\xA0\x80\"", "1:2: invalid UTF-8 in string: byte 0xED"},
+      {"\"\xF4\x90\x80\x80\"", "1:2: invalid UTF-8 in string: byte 0xF4"},
+      {"\"\\n\x80\"", "1:4: invalid UTF-8 in string: byte 0x80"},
+      {":ab\xFE", "1:4: invalid UTF-8 in keyword: byte 0xFE"},
+      {"[x\xFF]", "1:3: invalid UTF-8 in symbol: byte 0xFF"},
   };
   for (const ErrorCase& c : kCases) {
     EXPECT_EQ(ReadError(c.input), c.message) << "input: " << c.input;

@@ -259,11 +259,18 @@ TEST(EdnRoundTrip, AllCharacters) {
     ExpectRoundTrip(Value::Char(c));
 }
 
+// Every byte round-trips as #bytes; strings are UTF-8 (every ASCII byte, and code points
+// of every length), and one holding other bytes prints but does not read back.
 TEST(EdnRoundTrip, AllByteStrings) {
-  std::string every;
+  std::string every, ascii;
   for (int b = 0; b < 256; ++b) every.push_back(static_cast<char>(b));
-  ExpectRoundTrip(Value::String(every));
+  for (int b = 0; b < 128; ++b) ascii.push_back(static_cast<char>(b));
   ExpectRoundTrip(Value::Bytes(every));
+  ExpectRoundTrip(Value::String(ascii + "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xF4\x8F\xBF\xBF"));
+  auto back = Read(Print(Value::String(every)));
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("invalid UTF-8 in string: byte 0x80"), std::string::npos)
+      << back.status().ToString();
 }
 
 TEST(EdnRoundTrip, ReadPrintIsCanonical) {

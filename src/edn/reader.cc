@@ -10,8 +10,11 @@
 //   tags other than #inst, #uuid, #bytes, and `'` unless ReadOptions.allow_quote.
 // - Integers that overflow int64 become kBigInt; floats beyond double range saturate to
 //   ±infinity or ±0 (as Clojure's reader does).
-// - Strings are not checked for valid UTF-8 (bytes pass through); \uXXXX surrogates must
-//   pair. Characters accept \uXXXX (any value, including lone surrogates) and \oNNN.
+// - EDN text is UTF-8: a string, symbol, keyword, character or regex literal holding a byte
+//   sequence that is not UTF-8 (a stray byte, an overlong form, a surrogate, beyond
+//   U+10FFFF) is an error at that byte, so every string value read is valid UTF-8.
+//   \uXXXX surrogates in strings must pair. Characters accept \uXXXX (any value,
+//   including lone surrogates) and \oNNN. Comments are not checked.
 // - Error positions: the offending character, or the start of the unterminated form; for
 //   "nesting deeper than N", the start of the top-level form being read; for an unknown
 //   tag, the tag name after '#'.
@@ -22,6 +25,7 @@
 #include <string>
 
 #include "mentat/edn.h"
+#include "util/utf8.h"
 
 namespace mentat::edn {
 
@@ -151,37 +155,6 @@ void AppendUtf8(char32_t c, std::string* out) {
     out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
     out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
   }
-}
-
-// Decodes one UTF-8 sequence at the start of `s`; returns its length (0 if invalid).
-size_t DecodeUtf8(std::string_view s, char32_t* out) {
-  auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-  unsigned char c = b(0);
-  size_t len;
-  char32_t cp;
-  if (c < 0x80) {
-    *out = c;
-    return 1;
-  } else if (c >= 0xC2 && c <= 0xDF) {
-    len = 2, cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3, cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4, cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (s.size() < len) return 0;
-  for (size_t i = 1; i < len; ++i) {
-    if ((b(i) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i) & 0x3F);
-  }
-  if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-      (cp >= 0xD800 && cp <= 0xDFFF)) {
-    return 0;
-  }
-  *out = cp;
-  return len;
 }
 
 // A short, printable rendering of a piece of input for error messages.
@@ -528,6 +501,8 @@ class ReaderImpl {
       text.push_back(c);
       ++p_;
     }
+    if (utf8::FirstInvalid(text) != std::string_view::npos)
+      return Fail(pos, "invalid UTF-8 in regex literal");
     Value sym = Value::Symbol("clojure.core/re-pattern");
     sym.set_pos(pos);
     Value str = Value::String(std::move(text));
@@ -616,6 +591,9 @@ class ReaderImpl {
         if (c == '"' || c == '\\' || c == '\n') break;
         ++q;
       }
+      if (q == n_) return Fail(pos, "unterminated string");
+      // The run holds no newline: its columns follow on from p_'s.
+      if (!RefuseInvalidUtf8(Here(), text_.substr(p_, q - p_), 0, "string")) return false;
       s.append(text_.data() + p_, q - p_);
       p_ = q;
       if (p_ == n_) return Fail(pos, "unterminated string");
@@ -684,7 +662,7 @@ class ReaderImpl {
           return Fail(esc, "invalid escape: backslash at end of line in string");
         default: {
           char32_t cp;
-          size_t len = DecodeUtf8(text_.substr(p_ - 1), &cp);
+          size_t len = utf8::Decode(text_.substr(p_ - 1), &cp);
           std::string shown = len > 0 ? std::string(text_.substr(p_ - 1, len)) : DescribeChar(e);
           return Fail(esc, "invalid escape \\" + shown + " in string");
         }
@@ -701,7 +679,7 @@ class ReaderImpl {
       return Fail(pos, "expected a character after '\\'");
     }
     char32_t first;
-    size_t len = DecodeUtf8(text_.substr(p_), &first);
+    size_t len = utf8::Decode(text_.substr(p_), &first);
     if (len == 0) return Fail(Here(), "invalid UTF-8 in character literal");
     size_t end = TokenEnd(p_ + len);
     std::string_view token = text_.substr(p_, end - p_);
@@ -747,10 +725,19 @@ class ReaderImpl {
                 std::string("unexpected character U+FEFF (byte order mark) in ") + what);
   }
 
+  // Fails at the first byte of `token` (at column pos.col + token_offset) that is not UTF-8.
+  bool RefuseInvalidUtf8(Pos pos, std::string_view token, size_t token_offset, const char* what) {
+    size_t bad = utf8::FirstInvalid(token);
+    if (bad == std::string_view::npos) return true;
+    return Fail(Pos{pos.line, pos.col + static_cast<uint32_t>(token_offset + bad)},
+                std::string("invalid UTF-8 in ") + what + ": " + DescribeChar(token[bad]));
+  }
+
   bool ReadKeyword(Pos pos, Value* out) {
     size_t end = TokenEnd(p_ + 1);
     std::string_view body = text_.substr(p_ + 1, end - p_ - 1);
     if (body.empty()) return Fail(pos, "keyword ':' has no name");
+    if (!RefuseInvalidUtf8(pos, body, 1, "keyword")) return false;
     if (!RefuseBom(pos, body, 1, "keyword")) return false;
     if (body[0] == ':') {
       return Fail(pos, "auto-resolved keyword :" + Excerpt(body) + " is not EDN");
@@ -778,6 +765,7 @@ class ReaderImpl {
     } else if (token == "false") {
       *out = Value::Bool(false);
     } else {
+      if (!RefuseInvalidUtf8(pos, token, 0, "symbol")) return false;
       if (!RefuseBom(pos, token, 0, "symbol")) return false;
       for (size_t i = 0; i < token.size(); ++i) {
         if (!IsSymbolChar(token[i])) {

@@ -560,6 +560,10 @@ bool Analyzer::AllBound(const Scope& s, const std::vector<std::string>& vars) co
 }
 
 Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
+  if (unit_->items.size() > kMaxExpandedItems && !clauses.empty())
+    return ClauseError(Code::kInvalidArgument, clauses.front().form,
+                       "the query expands to more than " + std::to_string(kMaxExpandedItems) +
+                           " clauses (rules are expanded at every call)");
   std::vector<const Clause*> fns, preds, ors, nots;
   std::vector<const Clause*> flat;
   // Flatten nested `and`s.

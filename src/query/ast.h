@@ -113,6 +113,19 @@ struct ParsedQuery {
 
 // ---- parse.cc ----
 
+// Limits on a query's size, checked as it is parsed, so that a query too large to run is
+// refused at once with the limit it passed (before planning, whose work grows faster than
+// the query): clauses at every level of :where and of each rule body; nesting of not, or
+// and and; data patterns joined in one conjunction (SQLite joins at most 64 tables in one
+// SELECT).
+inline constexpr size_t kMaxClauses = 500;
+inline constexpr int kMaxClauseNesting = 32;
+inline constexpr size_t kMaxPatternsPerConjunction = 64;
+// Items (patterns, functions, branches...) the analysis may create: rules are expanded at
+// every call and or distributes over its context, so a short query can expand far; past
+// this it is refused before any more work.
+inline constexpr size_t kMaxExpandedItems = 10000;
+
 // Parses a query value (vector, map, or a string holding one).
 Result<ParsedQuery> ParseQuery(const edn::Value& query);
 // Parses a rule set (a vector of rules, or a string holding one).

@@ -16,27 +16,40 @@ Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_
     timeout_ms_ = *timeout_ms;
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(*timeout_ms);
   }
-  if (ctx_.conn && (ctx_.interrupt_gen || deadline_))
+  if (!ctx_.conn) return;
+  if (ctx_.conn->borrowed()) {
+    if (deadline_) watch_ = std::make_unique<storage::DeadlineWatch>(ctx_.conn->raw(), *deadline_);
+    return;
+  }
+  if (ctx_.interrupt_gen || deadline_ || ctx_.stop) {
     sqlite3_progress_handler(ctx_.conn->raw(), 1000, Progress, const_cast<Interrupter*>(this));
+    handler_ = true;
+  }
 }
 
 Interrupter::~Interrupter() {
-  if (ctx_.conn && (ctx_.interrupt_gen || deadline_))
-    sqlite3_progress_handler(ctx_.conn->raw(), 0, nullptr, nullptr);
+  if (handler_) sqlite3_progress_handler(ctx_.conn->raw(), 0, nullptr, nullptr);
 }
 
-bool Interrupter::Fired() const {
+bool Interrupter::Interrupted() const {
   if (ctx_.interrupt_gen && ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
     return true;
+  if (!stopped_ && ctx_.stop && ctx_.stop()) stopped_ = true;
+  return stopped_;
+}
+
+bool Interrupter::TimedOut() const {
   return deadline_ && std::chrono::steady_clock::now() > *deadline_;
 }
 
+bool Interrupter::Fired() const { return Interrupted() || TimedOut(); }
+
 Status Interrupter::Check() const {
-  if (!Fired()) return Status::OK();
-  if (ctx_.interrupt_gen && ctx_.interrupt_gen->load(std::memory_order_relaxed) != ctx_.start_gen)
-    return Status::Interrupted("interrupted");
-  return Status::Interrupted("interrupted: query timed out after " + std::to_string(timeout_ms_) +
-                             " ms");
+  if (Interrupted()) return Status::Interrupted("interrupted");
+  if (TimedOut())
+    return Status::Interrupted("interrupted: query timed out after " + std::to_string(timeout_ms_) +
+                               " ms");
+  return Status::OK();
 }
 
 Status Interrupter::Translate(Status st) const {

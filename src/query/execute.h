@@ -10,24 +10,36 @@
 
 #include "query/analyze.h"
 #include "query/relation.h"
+#include "storage/deadline.h"
 
 namespace mentat::query {
 
-// Checks interrupt() and the deadline; installed as SQLite's progress handler while a
-// statement runs.
+// Checks interrupt(), the deadline and the caller's stop check (ExecContext::stop) while a
+// query runs: from SQLite's progress handler on mentat's own connections, and from the
+// engine's loops (Check). A borrowed connection's progress handler belongs to its host
+// (SQLite cannot give it back once replaced), so there the deadline is a DeadlineWatch
+// that interrupts the connection, and interrupt() and the host's own interrupt reach the
+// connection through sqlite3_interrupt().
 class Interrupter {
  public:
   Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_ms);
   ~Interrupter();
   Status Check() const;
+  // Polls the stop check: call on the query's thread only.
   bool Fired() const;
   // Converts an SQLite error caused by the progress handler into the right status.
   Status Translate(Status st) const;
 
  private:
+  bool Interrupted() const;
+  bool TimedOut() const;
+
   const ExecContext& ctx_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t timeout_ms_ = 0;
+  bool handler_ = false;                           // our progress handler is installed
+  std::unique_ptr<storage::DeadlineWatch> watch_;  // the deadline on a borrowed connection
+  mutable bool stopped_ = false;                   // ExecContext::stop said so (latched)
 };
 
 class Execution {

@@ -1,7 +1,9 @@
 // Pass 1: EDN -> ParsedQuery. Only the shape of the query is checked here; names,
 // types and bindings are checked by analyze.cc.
 #include <algorithm>
+#include <functional>
 #include <set>
+#include <utility>
 
 #include "query/ast.h"
 
@@ -86,13 +88,77 @@ Result<BindingForm> ParseBinding(const Value& v) {
 
 Result<Clause> ParseClause(const Value& v);
 
+// How deeply ParseClauses is nested on this thread (not, or and and bodies).
+thread_local int tls_clause_depth = 0;
+
 Result<Clauses> ParseClauses(const Vec& items, size_t from) {
+  struct Depth {
+    Depth() { ++tls_clause_depth; }
+    ~Depth() { --tls_clause_depth; }
+  } depth;
+  if (tls_clause_depth > kMaxClauseNesting && from < items.size())
+    return ClauseError(Code::kInvalidArgument, items[from],
+                       "clauses nested deeper than " + std::to_string(kMaxClauseNesting) +
+                           " levels (not, or, and)");
   Clauses out;
   for (size_t i = from; i < items.size(); ++i) {
     MENTAT_ASSIGN_OR_RETURN(Clause c, ParseClause(items[i]));
     out.push_back(std::move(c));
   }
   return out;
+}
+
+// Counts `clauses` (every level) into `*total`, and fails past the limits above. `what`
+// names the clauses' place in messages (":where", "rule r").
+Status CheckSize(const Clauses& clauses, const std::string& what, size_t* total) {
+  size_t patterns = 0;
+  std::function<Status(const Clauses&, bool)> walk = [&](const Clauses& cs,
+                                                         bool same_conjunction) -> Status {
+    for (const Clause& c : cs) {
+      if (++*total > kMaxClauses)
+        return ClauseError(Code::kInvalidArgument, c.form,
+                           "the query has more than " + std::to_string(kMaxClauses) +
+                               " clauses (counting those of " + what + " at every level)");
+      switch (c.kind) {
+        case Clause::Kind::kPattern:
+          if (same_conjunction && ++patterns > kMaxPatternsPerConjunction)
+            return ClauseError(Code::kInvalidArgument, c.form,
+                               "more than " + std::to_string(kMaxPatternsPerConjunction) +
+                                   " data patterns joined in one conjunction of " + what +
+                                   " (SQLite joins at most 64 tables in one SELECT)");
+          break;
+        case Clause::Kind::kAnd:
+          MENTAT_RETURN_IF_ERROR(walk(c.body, same_conjunction));
+          break;
+        case Clause::Kind::kNot:
+        case Clause::Kind::kNotJoin: {
+          // A not's body is a conjunction of its own; so is each branch of an or.
+          size_t outer = std::exchange(patterns, 0);
+          MENTAT_RETURN_IF_ERROR(walk(c.body, true));
+          patterns = outer;
+          break;
+        }
+        case Clause::Kind::kOr:
+        case Clause::Kind::kOrJoin: {
+          size_t outer = patterns;
+          for (const Clause& branch : c.body) {
+            patterns = 0;
+            if (branch.kind == Clause::Kind::kAnd) {
+              MENTAT_RETURN_IF_ERROR(walk(branch.body, true));
+            } else {
+              MENTAT_RETURN_IF_ERROR(walk(Clauses{branch}, true));
+            }
+          }
+          patterns = outer;
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    return Status::OK();
+  };
+  return walk(clauses, true);
 }
 
 Result<std::vector<std::string>> ParseVarList(const Value& form, const Value& v,
@@ -511,6 +577,8 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
     } else if (k == "where") {
       have_where = true;
       MENTAT_ASSIGN_OR_RETURN(q.where, ParseClauses(items, 0));
+      size_t clauses = 0;
+      MENTAT_RETURN_IF_ERROR(CheckSize(q.where, ":where", &clauses));
     } else if (k == "order") {
       // Parsed after :find (the map form is sorted by key, so :find may come later).
     } else if (k == "limit") {
@@ -559,6 +627,7 @@ Result<RuleSet> ParseRules(const edn::Value& rules_in) {
     return Status::InvalidArgument("rules (%) must be a vector of rules, got " +
                                    std::string(edn::KindName(rules.kind())));
   RuleSet out;
+  size_t rule_clauses = 0;  // all rules together
   for (const Value& r : rules.items()) {
     if (!r.is_vector() || r.items().size() < 2 || !r.items()[0].is_list())
       return Err(r, "a rule is [(name ?args...) clause...]");
@@ -582,6 +651,7 @@ Result<RuleSet> ParseRules(const edn::Value& rules_in) {
     }
     if (def.params.empty()) return Err(r, "a rule needs at least one parameter");
     MENTAT_ASSIGN_OR_RETURN(def.body, ParseClauses(r.items(), 1));
+    MENTAT_RETURN_IF_ERROR(CheckSize(def.body, "rule " + def.name, &rule_clauses));
     auto& defs = out.rules[def.name];
     if (!defs.empty() && defs[0].params.size() != def.params.size())
       return Err(r, "rule " + def.name + " is defined with different arities");

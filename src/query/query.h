@@ -48,7 +48,9 @@ struct ExecContext {
   const std::atomic<uint64_t>* interrupt_gen = nullptr;  // Store::interrupt() increments it
   uint64_t start_gen = 0;             // its value when the query started; a change => kInterrupted
   std::optional<int64_t> timeout_ms;  // from QueryOptions; the query's :timeout also applies
-  bool use_planner = true;            // false: keep the written clause order
+  // From QueryOptions::interrupted: polled on the query's thread; true stops the query.
+  std::function<bool()> stop;
+  bool use_planner = true;  // false: keep the written clause order
   // Attribute caches (Store::cache): attributes whose current values this connection can
   // read through mentat_cached(a, e), sorted; nullptr or empty for none. `cache_gen`
   // identifies the set in plan keys. Before a plan that reads any of them runs,

@@ -29,25 +29,50 @@ struct Emitter {
     return it.use_collapsed && it.collapsed ? 1 : static_cast<int>(it.variants.size());
   }
 
-  void Enumerate(std::vector<int> pending, Arm cur, std::vector<Arm>* out) const {
-    if (pending.empty()) {
-      out->push_back(std::move(cur));
-      return;
-    }
-    int id = pending.front();
-    pending.erase(pending.begin());
-    const Item& item = unit.items[id];
-    for (int k = 0; k < VariantCount(id); ++k) {
-      Arm next = cur;
-      next.from.push_back({id, k});
-      std::vector<int> rest = pending;
-      if (item.kind == Item::Kind::kComposite) {
-        int b = item.variants[static_cast<size_t>(k)].branch;
-        next.blocks.push_back(b);
-        const auto& order = unit.blocks[b].order;
-        rest.insert(rest.begin(), order.begin(), order.end());
+  // Every arm of a block: the product of its items' variants, composites expanding into
+  // their branch's items, in depth-first order (variant 0 first). Iterative, and copying
+  // state only where an item has a choice: a block of thousands of plain patterns costs
+  // linear time and memory, never a frame per pattern.
+  void Enumerate(std::vector<int> order, Arm start, std::vector<Arm>* out) const {
+    struct State {
+      std::vector<int> pending;  // items still to place, from `next` on
+      size_t next = 0;
+      Arm arm;
+    };
+    std::vector<State> stack;
+    stack.push_back(State{std::move(order), 0, std::move(start)});
+    while (!stack.empty()) {
+      State s = std::move(stack.back());
+      stack.pop_back();
+      while (s.next < s.pending.size()) {
+        int id = s.pending[s.next];
+        if (VariantCount(id) != 1 || unit.items[id].kind == Item::Kind::kComposite) break;
+        s.arm.from.push_back({id, 0});
+        ++s.next;
       }
-      Enumerate(rest, std::move(next), out);
+      if (s.next == s.pending.size()) {
+        out->push_back(std::move(s.arm));
+        continue;
+      }
+      int id = s.pending[s.next];
+      const Item& item = unit.items[id];
+      for (int k = VariantCount(id) - 1; k >= 0; --k) {
+        State t;
+        t.arm = s.arm;
+        t.arm.from.push_back({id, k});
+        if (item.kind == Item::Kind::kComposite) {
+          int b = item.variants[static_cast<size_t>(k)].branch;
+          t.arm.blocks.push_back(b);
+          const auto& inner = unit.blocks[b].order;
+          t.pending.assign(inner.begin(), inner.end());
+          t.pending.insert(t.pending.end(), s.pending.begin() + static_cast<long>(s.next) + 1,
+                           s.pending.end());
+        } else {
+          t.pending = s.pending;
+          t.next = s.next + 1;
+        }
+        stack.push_back(std::move(t));
+      }
     }
   }
 

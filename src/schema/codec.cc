@@ -2,22 +2,49 @@
 
 #include <cmath>
 
+#include "util/utf8.h"
+
 namespace mentat::schema {
 
 const char* TypeNoun(ValueType t) {
   switch (t) {
-    case ValueType::kRef: return "a ref (entity id, ident, tempid or lookup ref)";
-    case ValueType::kKeyword: return "a keyword";
-    case ValueType::kLong: return "a long";
-    case ValueType::kDouble: return "a double";
-    case ValueType::kString: return "a string";
-    case ValueType::kBoolean: return "a boolean";
-    case ValueType::kInstant: return "an instant (#inst)";
-    case ValueType::kUuid: return "a uuid (#uuid)";
-    case ValueType::kBytes: return "bytes (#bytes)";
+    case ValueType::kRef:
+      return "a ref (entity id, ident, tempid or lookup ref)";
+    case ValueType::kKeyword:
+      return "a keyword";
+    case ValueType::kLong:
+      return "a long";
+    case ValueType::kDouble:
+      return "a double";
+    case ValueType::kString:
+      return "a string";
+    case ValueType::kBoolean:
+      return "a boolean";
+    case ValueType::kInstant:
+      return "an instant (#inst)";
+    case ValueType::kUuid:
+      return "a uuid (#uuid)";
+    case ValueType::kBytes:
+      return "bytes (#bytes)";
   }
   return "a value";
 }
+
+namespace {
+
+// Strings and keywords are stored as UTF-8 text (doc/format.md "Strings"); other bytes
+// belong in a :db.type/bytes attribute.
+Status CheckUtf8(std::string_view text, const char* what) {
+  size_t bad = utf8::FirstInvalid(text);
+  if (bad == std::string_view::npos) return Status::OK();
+  static const char kHex[] = "0123456789ABCDEF";
+  unsigned char b = static_cast<unsigned char>(text[bad]);
+  return Status::InvalidArgument(std::string(what) + " is not valid UTF-8 (byte 0x" + kHex[b >> 4] +
+                                 kHex[b & 15] + " at offset " + std::to_string(bad) +
+                                 "); store bytes as :db.type/bytes");
+}
+
+}  // namespace
 
 Result<DbVal> Encode(const edn::Value& v, ValueType type) {
   auto mismatch = [&]() {
@@ -36,15 +63,23 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type) {
       if (v.is_inst()) return DbVal::Int(v.as_inst_micros());
       return mismatch();
     case ValueType::kDouble:
+      // SQLite cannot hold NaN (it would store NULL), and NaN has no place in the value
+      // order an index needs: refused. Infinities are stored.
+      if (v.is_float() && std::isnan(v.as_double()))
+        return Status::InvalidArgument(
+            "NaN cannot be stored (a double attribute holds numbers "
+            "and infinities)");
       if (v.is_float()) return DbVal::Real(v.as_double());
       if (v.is_int()) return DbVal::Real(static_cast<double>(v.as_int()));
       return mismatch();
     case ValueType::kString:
-      if (v.is_string()) return DbVal::Text(v.str());
-      return mismatch();
+      if (!v.is_string()) return mismatch();
+      MENTAT_RETURN_IF_ERROR(CheckUtf8(v.str(), "the string"));
+      return DbVal::Text(v.str());
     case ValueType::kKeyword:
-      if (v.is_keyword()) return DbVal::Text(":" + v.str());
-      return mismatch();
+      if (!v.is_keyword()) return mismatch();
+      MENTAT_RETURN_IF_ERROR(CheckUtf8(v.str(), "the keyword"));
+      return DbVal::Text(":" + v.str());
     case ValueType::kUuid:
       if (v.is_uuid()) {
         const auto& u = v.as_uuid();
@@ -63,11 +98,14 @@ edn::Value Decode(const DbVal& v, ValueType type) {
     case ValueType::kRef:
     case ValueType::kLong:
       return edn::Value::Int(v.tag == DbVal::Tag::kReal ? static_cast<int64_t>(v.d) : v.i);
-    case ValueType::kBoolean: return edn::Value::Bool(v.i != 0);
-    case ValueType::kInstant: return edn::Value::Inst(v.i);
+    case ValueType::kBoolean:
+      return edn::Value::Bool(v.i != 0);
+    case ValueType::kInstant:
+      return edn::Value::Inst(v.i);
     case ValueType::kDouble:
       return edn::Value::Float(v.tag == DbVal::Tag::kInt ? static_cast<double>(v.i) : v.d);
-    case ValueType::kString: return edn::Value::String(v.s);
+    case ValueType::kString:
+      return edn::Value::String(v.s);
     case ValueType::kKeyword: {
       std::string_view s = v.s;
       if (!s.empty() && s[0] == ':') s.remove_prefix(1);
@@ -78,39 +116,59 @@ edn::Value Decode(const DbVal& v, ValueType type) {
       for (size_t i = 0; i < u.size() && i < v.s.size(); ++i) u[i] = static_cast<uint8_t>(v.s[i]);
       return edn::Value::MakeUuid(u);
     }
-    case ValueType::kBytes: return edn::Value::Bytes(v.s);
+    case ValueType::kBytes:
+      return edn::Value::Bytes(v.s);
   }
   return edn::Value();
 }
 
 void Bind(storage::Statement& s, int index, const DbVal& v) {
   switch (v.tag) {
-    case DbVal::Tag::kInt: s.BindInt(index, v.i); break;
-    case DbVal::Tag::kReal: s.BindDouble(index, v.d); break;
-    case DbVal::Tag::kText: s.BindText(index, v.s); break;
-    case DbVal::Tag::kBlob: s.BindBlob(index, v.s); break;
+    case DbVal::Tag::kInt:
+      s.BindInt(index, v.i);
+      break;
+    case DbVal::Tag::kReal:
+      s.BindDouble(index, v.d);
+      break;
+    case DbVal::Tag::kText:
+      s.BindText(index, v.s);
+      break;
+    case DbVal::Tag::kBlob:
+      s.BindBlob(index, v.s);
+      break;
   }
 }
 
 DbVal Column(const storage::Statement& s, int col) {
   switch (s.ColumnType(col)) {
-    case SQLITE_INTEGER: return DbVal::Int(s.ColumnInt(col));
-    case SQLITE_FLOAT: return DbVal::Real(s.ColumnDouble(col));
-    case SQLITE_TEXT: return DbVal::Text(std::string(s.ColumnText(col)));
-    case SQLITE_BLOB: return DbVal::Blob(std::string(s.ColumnBlob(col)));
-    default: return DbVal::Int(0);
+    case SQLITE_INTEGER:
+      return DbVal::Int(s.ColumnInt(col));
+    case SQLITE_FLOAT:
+      return DbVal::Real(s.ColumnDouble(col));
+    case SQLITE_TEXT:
+      return DbVal::Text(std::string(s.ColumnText(col)));
+    case SQLITE_BLOB:
+      return DbVal::Blob(std::string(s.ColumnBlob(col)));
+    default:
+      return DbVal::Int(0);
   }
 }
 
 edn::Value ColumnValue(const storage::Statement& s, int col, ValueType type) {
   switch (type) {
     case ValueType::kRef:
-    case ValueType::kLong: return edn::Value::Int(s.ColumnInt(col));
-    case ValueType::kBoolean: return edn::Value::Bool(s.ColumnInt(col) != 0);
-    case ValueType::kInstant: return edn::Value::Inst(s.ColumnInt(col));
-    case ValueType::kDouble: return edn::Value::Float(s.ColumnDouble(col));
-    case ValueType::kString: return edn::Value::String(std::string(s.ColumnText(col)));
-    default: return Decode(Column(s, col), type);
+    case ValueType::kLong:
+      return edn::Value::Int(s.ColumnInt(col));
+    case ValueType::kBoolean:
+      return edn::Value::Bool(s.ColumnInt(col) != 0);
+    case ValueType::kInstant:
+      return edn::Value::Inst(s.ColumnInt(col));
+    case ValueType::kDouble:
+      return edn::Value::Float(s.ColumnDouble(col));
+    case ValueType::kString:
+      return edn::Value::String(std::string(s.ColumnText(col)));
+    default:
+      return Decode(Column(s, col), type);
   }
 }
 

@@ -1,7 +1,9 @@
 #include "storage/format.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -96,14 +98,20 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
   // Only SQLITE_NOTADB and SQLITE_CORRUPT (Code::kCorrupt) say what the file is; any
   // other failure (permissions, a read-only directory where WAL mode cannot create its
   // -shm file, an I/O error) says nothing about it and is passed on as it is.
-  auto not_a_store = [](const Status& st) -> Status {
+  // Permissions are named only when the operating system said so: a full disk, for one,
+  // also makes WAL mode fail to set up its -shm file.
+  auto not_a_store = [c](const Status& st) -> Status {
     if (st.code() == Code::kCorrupt)
       return Status::Corrupt("not a mentat store (not an SQLite database): " + st.message());
-    if (st.code() == Code::kIo)
-      return Status::Io(
-          "cannot open the store (check the permissions of the file and its "
-          "directory): " +
-          st.message());
+    if (st.code() == Code::kIo) {
+      int e = sqlite3_system_errno(c->raw());
+      int rc = sqlite3_extended_errcode(c->raw()) & 0xff;
+      bool denied = e == EACCES || e == EPERM || e == EROFS || rc == SQLITE_READONLY ||
+                    rc == SQLITE_PERM || (rc == SQLITE_CANTOPEN && e == 0);
+      return Status::Io(std::string("cannot open the store") +
+                        (denied ? " (check the permissions of the file and its directory)" : "") +
+                        ": " + st.message());
+    }
     return st;
   };
   auto v = c->QueryInt("PRAGMA user_version", 0);
@@ -140,6 +148,39 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
                                std::to_string(kFormatVersion) + "); upgrade mentat");
   if (*version < kOldestFormat)
     return Status::Unsupported("store format " + std::to_string(*version) + " is too old");
+  // The tables must be those of the format user_version names: one changed outside mentat
+  // would send an upgrade at tables it does not expect ("table attr_stats already exists"),
+  // or this format's statements at tables that are missing.
+  MENTAT_ASSIGN_OR_RETURN(
+      auto tables, c->Prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                              "('meta', 'parts', 'datoms', 'history', 'attr_stats', "
+                              "'auto_indexes')"));
+  std::set<std::string> have;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, tables.Step());
+    if (!row) break;
+    have.insert(std::string(tables.ColumnText(0)));
+  }
+  // The table each format added (format 1 had the first four).
+  const std::pair<int, const char*> kAdded[] = {{1, "meta"},       {1, "parts"},
+                                                {1, "datoms"},     {1, "history"},
+                                                {2, "attr_stats"}, {3, "auto_indexes"}};
+  std::string missing, later;
+  for (const auto& [since, name] : kAdded) {
+    if (since <= *version && !have.count(name))
+      missing += std::string(missing.empty() ? "" : ", ") + name;
+    if (since > *version && have.count(name))
+      later += std::string(later.empty() ? "" : ", ") + name;
+  }
+  if (!later.empty())
+    return Status::Corrupt("the store's user_version says format " + std::to_string(*version) +
+                           ", but it has tables of a later format (" + later +
+                           "): PRAGMA user_version was changed outside mentat; restore it "
+                           "(this mentat writes format " +
+                           std::to_string(kFormatVersion) + ") or the file");
+  if (!missing.empty())
+    return Status::Corrupt("the store (format " + std::to_string(*version) +
+                           ") is missing its tables " + missing);
   return *version == kFormatVersion ? FileState::kCurrent : FileState::kOld;
 }
 

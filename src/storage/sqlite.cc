@@ -1,5 +1,7 @@
 #include "storage/sqlite.h"
 
+#include <cstring>
+
 #include "storage/vfs.h"
 
 namespace mentat::storage {
@@ -8,6 +10,24 @@ Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   std::string msg(what);
   msg += ": ";
   msg += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  // For errors of the file system, SQLite's message ("disk I/O error", "unable to open
+  // database file") hides the cause; the operating system's error names it ("No space left
+  // on device", "Permission denied").
+  switch (rc & 0xff) {
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+    case SQLITE_CANTOPEN:
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+      if (int e = db ? sqlite3_system_errno(db) : 0; e != 0) {
+        msg += " (";
+        msg += std::strerror(e);
+        msg += ")";
+      }
+      break;
+    default:
+      break;
+  }
   switch (rc & 0xff) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:

@@ -158,6 +158,7 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   ctx->interrupt_gen = &impl->interrupt_gen();
   ctx->start_gen = impl->interrupt_gen().load();
   ctx->timeout_ms = o.timeout_ms;
+  ctx->stop = o.interrupted;
   ctx->use_planner = o.use_planner;
   return Status::OK();
 }

@@ -36,7 +36,7 @@ Db Store::db() {
   return d;
 }
 
-void Store::interrupt() { impl_->interrupt_gen().fetch_add(1); }
+void Store::interrupt() { impl_->Interrupt(); }
 
 void Store::set_auto_index(AutoIndex mode) { impl_->advisor().set_mode(mode); }
 AutoIndex Store::auto_index() const { return impl_->advisor().mode(); }

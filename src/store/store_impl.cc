@@ -138,6 +138,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
   s->path_ = file ? file : "";
   s->uri_ = s->path_;
   s->borrowed_ = true;
+  s->borrowed_db_ = db;
   s->max_conns_ = 1;
   s->options_ = options;
   MENTAT_RETURN_IF_ERROR(s->InitAdvisor());
@@ -178,6 +179,13 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
   s->open_conns_ = 1;
   s->Release(std::move(conn));
   return s;
+}
+
+void StoreImpl::Interrupt() {
+  interrupt_gen_.fetch_add(1);
+  if (!borrowed_) return;
+  std::lock_guard<std::mutex> lock(pool_mu_);
+  if (borrowed_busy_) sqlite3_interrupt(borrowed_db_);
 }
 
 void StoreImpl::ReleaseStatements() {
@@ -242,6 +250,7 @@ Result<StoreImpl::Lease> StoreImpl::Acquire() {
     if (!idle_.empty()) {
       auto c = std::move(idle_.back());
       idle_.pop_back();
+      if (borrowed_) borrowed_busy_ = true;
       return Lease(this, std::move(c));
     }
     ++open_conns_;
@@ -258,6 +267,7 @@ Result<StoreImpl::Lease> StoreImpl::Acquire() {
 
 void StoreImpl::Release(std::unique_ptr<Conn> c) {
   std::lock_guard<std::mutex> lock(pool_mu_);
+  if (borrowed_) borrowed_busy_ = false;
   if (idle_.size() < 16 || in_memory_) {
     idle_.push_back(std::move(c));
   } else {

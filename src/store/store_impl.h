@@ -137,6 +137,10 @@ class StoreImpl {
   const std::string& path() const { return path_; }
   const Options& options() const { return options_; }
   std::atomic<uint64_t>& interrupt_gen() { return interrupt_gen_; }
+  // Store::interrupt(): running queries stop. They notice the generation themselves; on a
+  // borrowed connection, where mentat sets no progress handler, a call in progress is also
+  // interrupted through sqlite3_interrupt(). Any thread.
+  void Interrupt();
   bool in_memory() const { return in_memory_; }
   ValueCounts& value_counts() { return value_counts_; }
   IndexAdvisor& advisor() { return advisor_; }
@@ -165,6 +169,10 @@ class StoreImpl {
   std::string uri_;
   bool in_memory_ = false;
   bool borrowed_ = false;
+  // The borrowed connection (OpenBorrowed), and whether it is leased out: guarded by
+  // pool_mu_, so that Interrupt() never interrupts the host's own statements between calls.
+  sqlite3* borrowed_db_ = nullptr;
+  bool borrowed_busy_ = false;
   Options options_;
   storage::ConnectionSettings settings_;
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -120,6 +121,43 @@ TEST(Store, RefusesForeignAndNewerFiles) {
     EXPECT_EQ(s.status().code(), Code::kUnsupported);
     EXPECT_NE(s.status().message().find("newer"), std::string::npos);
   }
+}
+
+// A user_version changed outside mentat: the error says so, instead of an upgrade failing
+// on tables it does not expect ("table attr_stats already exists"); the file is unchanged.
+TEST(Store, AUserVersionThatContradictsTheTablesIsNamed) {
+  TempDir dir;
+  std::string path = dir.Path("forced.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+  }
+  for (int version : {1, 2}) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, ("PRAGMA user_version = " + std::to_string(version)).c_str(),
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+    auto s = Store::open(path);
+    ASSERT_FALSE(s.ok()) << version;
+    EXPECT_EQ(s.status().code(), Code::kCorrupt) << s.status().ToString();
+    EXPECT_NE(s.status().message().find("user_version says format " + std::to_string(version) +
+                                        ", but it has tables of a later format"),
+              std::string::npos)
+        << s.status().ToString();
+    EXPECT_EQ(s.status().message().find("already exists"), std::string::npos);
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3; DROP TABLE auto_indexes", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto s = Store::open(path);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.status().message().find("is missing its tables auto_indexes"), std::string::npos)
+      << s.status().ToString();
 }
 
 TEST(Store, UpgradesFormatOneInPlace) {
@@ -274,6 +312,49 @@ TEST(Store, ExplicitIdsMustBeAllocatedAndNeverMoveAPartitionMark) {
   // The entity first made can be changed and retracted by its id.
   std::string x = std::to_string(first->tempids.at("x"));
   EXPECT_TRUE(st->transact("[[:db/retract " + x + " :p/age 1]]").ok());
+}
+
+// Strings are UTF-8: a transaction whose string or keyword value (built in code, or from a
+// script) is not is refused naming the attribute and writes nothing, as is NaN (refused
+// in doc/format.md "Strings" and "Doubles").
+TEST(Store, TransactionsRefuseStringsThatAreNotUtf8AndNaN) {
+  auto s = Store::open("");
+  ASSERT_TRUE(s.ok());
+  auto& st = *s;
+  ASSERT_TRUE(st->transact("[{:db/ident :p/s :db/valueType :db.type/string "
+                           ":db/cardinality :db.cardinality/one}"
+                           " {:db/ident :p/k :db/valueType :db.type/keyword "
+                           ":db/cardinality :db.cardinality/one}"
+                           " {:db/ident :p/d :db/valueType :db.type/double "
+                           ":db/cardinality :db.cardinality/one}]")
+                  .ok());
+  auto before = st->last_tx();
+  using V = edn::Value;
+  auto tx = [](const char* attr, V v) {
+    return V::Vector({V::Vector({V::Keyword("db/add"), V::String("x"), V::Keyword(attr), v})});
+  };
+  struct Case {
+    V data;
+    std::string message;
+  };
+  const Case cases[] = {
+      {tx("p/s", V::String("a\xFF"
+                           "b")),
+       "invalid value for :p/s: the string is not valid UTF-8 (byte 0xFF at offset 1); store "
+       "bytes as :db.type/bytes"},
+      {tx("p/s", V::String("\xED\xA0\x80")),
+       "the string is not valid UTF-8 (byte 0xED at offset 0)"},
+      {tx("p/k", V::Keyword("a/\xC3")), "invalid value for :p/k: the keyword is not valid UTF-8"},
+      {tx("p/d", V::Float(std::nan(""))), "invalid value for :p/d: NaN cannot be stored"},
+  };
+  for (const Case& c : cases) {
+    auto r = st->transact(c.data);
+    ASSERT_FALSE(r.ok()) << edn::Print(c.data);
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().ToString();
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status().ToString();
+  }
+  EXPECT_EQ(*st->last_tx(), *before);
+  EXPECT_TRUE(st->transact(tx("p/s", V::String("h\xC3\xA9llo \xF0\x9F\x98\x80"))).ok());
 }
 
 TEST(Store, ReadOnlyStoreRefusesWrites) {

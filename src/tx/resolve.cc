@@ -71,9 +71,12 @@ Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const
 Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
   auto r = schema::Encode(v, attr.type);
   if (r.ok()) return r;
-  return ErrorAt(Code::kSchema, v.pos().known() ? v.pos() : FormPos(t),
-                 "value type mismatch for :" + attr.ident + ": " + r.status().message() + " in " +
-                     Describe(t));
+  // kSchema: a value of another type; kInvalidArgument: a value of the type that cannot be
+  // stored (NaN, a string that is not UTF-8).
+  bool mismatch = r.status().code() == Code::kSchema;
+  return ErrorAt(r.status().code(), v.pos().known() ? v.pos() : FormPos(t),
+                 (mismatch ? "value type mismatch for :" : "invalid value for :") + attr.ident +
+                     ": " + r.status().message() + " in " + Describe(t));
 }
 
 namespace {

@@ -125,6 +125,16 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
         return Status::Schema("attribute entity " + std::to_string(e) + " must have a :db/ident");
     }
     if (!now) continue;
+    // :ns/_name is how queries, pull and transactions write the reverse of :ns/name, so an
+    // attribute with such a name could never be read forward (Datomic refuses it too).
+    std::string_view local = now->ident;
+    if (auto slash = local.rfind('/'); slash != std::string_view::npos)
+      local.remove_prefix(slash + 1);
+    if (!local.empty() && local[0] == '_')
+      return Status::Schema("invalid attribute name " + name +
+                            ": a name starting with '_' reads as a reverse reference (:" +
+                            std::string(now->ident.substr(0, now->ident.size() - local.size())) +
+                            std::string(local.substr(1)) + " backwards)");
     if (now->fulltext && now->type != ValueType::kString)
       return Status::Schema(":db/fulltext needs a string attribute, " + name + " is " +
                             ValueTypeIdent(now->type));

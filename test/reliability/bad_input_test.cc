@@ -277,6 +277,28 @@ TEST_F(BadInput, CliReadOnlyMeansNoPathWrites) {
   }
 }
 
+// A store created on a full disk (here a file-size limit) fails to open with the cause,
+// not "check the permissions", while the disk stays full, and opens once there is room.
+TEST_F(BadInput, CliOnAFullDiskNamesTheCause) {
+  store_.reset();
+  std::string path = dir_.Path("full.db");
+  std::string script = dir_.Path("full.sh");
+  ASSERT_TRUE(WriteFile(script, "ulimit -f 8; trap '' XFSZ; exec \"$@\"\n"));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    Child c = Spawn({"/bin/sh", script, CliPath(), path, ".stats"}, dir_.path());
+    ASSERT_GT(c.pid, 0);
+    Exit e = Wait(c, 30000);
+    std::string err = ReadFile(c.stderr_path);
+    EXPECT_TRUE(e.exited && e.code == 1) << e.Describe() << ": " << err;
+    EXPECT_EQ(err.find("permissions"), std::string::npos) << "attempt " << attempt << ": " << err;
+    EXPECT_NE(err.find("File too large"), std::string::npos)
+        << "attempt " << attempt << ": " << err;
+  }
+  Child c = Spawn({CliPath(), path, ".stats"}, dir_.path());
+  Exit e = Wait(c, 30000);
+  EXPECT_TRUE(e.exited && e.code == 0) << e.Describe() << ": " << ReadFile(c.stderr_path);
+}
+
 TEST_F(BadInput, CliRejectsBadScriptsCleanly) {
   store_.reset();
   std::string path = dir_.Path("bank.db");

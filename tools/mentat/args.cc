@@ -13,6 +13,7 @@ namespace {
 const char* kUsage =
     "usage: mentat [OPTIONS] [STORE] [COMMAND ...]\n"
     "       mentat [OPTIONS] [STORE] run SCRIPT_FILE\n"
+    "       mentat [OPTIONS] check STORE\n"
     "\n"
     "Opens STORE (a file, created if missing; in-memory when omitted) and runs each\n"
     "COMMAND argument in order (a command name alone takes the arguments after it:\n"
@@ -125,6 +126,15 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
         *error = "unknown option '" + arg + "'" + Hint(arg);
         return false;
       }
+      continue;
+    }
+    if (!have_store && args->commands.empty() && args->run_file.empty() && arg == "check" &&
+        i + 1 < argv.size()) {
+      // mentat check STORE: .check on STORE opened read-only.
+      args->store = argv[++i];
+      have_store = true;
+      args->read_only = true;
+      args->commands.push_back(".check");
       continue;
     }
     if (args->commands.empty() && args->run_file.empty() && arg == "run") {

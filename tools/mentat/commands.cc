@@ -256,6 +256,22 @@ Result<StoreStats> StatsByScan(Store& store) {
 
 }  // namespace
 
+Status Session::Check(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (!rest.empty()) return Status::InvalidArgument("usage: .check");
+  MENTAT_ASSIGN_OR_RETURN(CheckReport report, store_->check());
+  if (style_.format == Format::kTable) {
+    for (const auto& [what, n] : report.checked) out_ << "checked " << what << ": " << n << "\n";
+    for (const auto& p : report.problems) out_ << "problem: " << p << "\n";
+    out_ << (report.ok() ? "ok\n" : "");
+  } else {
+    PrintValue(out_, style_, report.ToEdn());
+  }
+  if (report.ok()) return Status::OK();
+  return Status::Corrupt(std::to_string(report.problems.size()) +
+                         " problems found in the store (listed above)");
+}
+
 Status Session::Stats(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   if (!rest.empty()) return Status::InvalidArgument("usage: .stats");

@@ -27,17 +27,22 @@ uint64_t FileSize(const std::string& path) {
 
 namespace {
 
-// The contents of a file: memory-mapped when it is a regular file, else read.
+// A file to import: memory-mapped when it is a regular file (the whole text at once, no
+// copy); otherwise (a pipe, a device, standard input) read as a stream in a window of
+// bounded size (Stream below), so that no input makes the import hold more than a few
+// times its largest transaction.
 class FileText {
  public:
   FileText() = default;
   ~FileText() {
     if (map_) munmap(map_, size_);
+    if (fd_ >= 0) close(fd_);
   }
   FileText(const FileText&) = delete;
   FileText& operator=(const FileText&) = delete;
 
   Status Open(const std::string& path) {
+    path_ = path;
     int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::NotFound("cannot open '" + path + "': " + std::strerror(errno));
     struct stat st {};
@@ -45,39 +50,120 @@ class FileText {
       close(fd);
       return Status::InvalidArgument("'" + path + "' is a directory");
     }
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      if (st.st_size > 0) {
+        void* p = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+          close(fd);
+          return Status::Io("cannot map '" + path + "': " + std::strerror(errno));
+        }
         map_ = p;
         size_ = st.st_size;
         madvise(map_, size_, MADV_SEQUENTIAL);
-        close(fd);
-        return Status::OK();
       }
+      close(fd);
+      regular_ = true;
+      return Status::OK();
     }
-    char buf[65536];
-    for (;;) {
-      ssize_t n = read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        close(fd);
-        return Status::Io("cannot read '" + path + "': " + std::strerror(errno));
-      }
-      if (n == 0) break;
-      copy_.append(buf, n);
-    }
-    close(fd);
+    fd_ = fd;
     return Status::OK();
   }
 
+  bool regular() const { return regular_; }
   std::string_view text() const {
-    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view(copy_);
+    return map_ ? std::string_view(static_cast<const char*>(map_), size_) : std::string_view();
   }
+  int fd() const { return fd_; }
 
  private:
+  std::string path_;
   void* map_ = nullptr;
   size_t size_ = 0;
-  std::string copy_;
+  bool regular_ = false;
+  int fd_ = -1;
+};
+
+// A window over a stream: bytes read and not yet consumed, with the line and column at
+// which the window starts (for error positions).
+class Stream {
+ public:
+  Stream(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+
+  std::string_view window() const { return std::string_view(buf_).substr(start_); }
+  bool eof() const { return eof_; }
+  uint64_t consumed() const { return consumed_; }
+
+  // Reads more: at least as much as the window already holds (so that parsing again from
+  // the window's start costs O(total) over all refills), at least 1 MiB.
+  Status More() {
+    size_t want = std::max<size_t>(size_t{1} << 20, window().size());
+    if (window().size() + want > kMaxWindow)
+      want = kMaxWindow - std::min(kMaxWindow, window().size());
+    if (want == 0)
+      return Status::InvalidArgument(
+          "a single transaction (top-level form) of more than " + std::to_string(kMaxWindow >> 20) +
+          " MiB, or bytes that do not end one, in " + name_ +
+          " (a pipe or device; a regular file is imported without this limit)");
+    if (start_ > 0) {
+      buf_.erase(0, start_);
+      start_ = 0;
+    }
+    size_t old = buf_.size();
+    buf_.resize(old + want);
+    size_t got = 0;
+    while (got < want) {
+      ssize_t n = read(fd_, buf_.data() + old + got, want - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        buf_.resize(old + got);
+        return Status::Io("cannot read '" + name_ + "': " + std::strerror(errno));
+      }
+      if (n == 0) {
+        eof_ = true;
+        break;
+      }
+      got += static_cast<size_t>(n);
+    }
+    buf_.resize(old + got);
+    return Status::OK();
+  }
+
+  void Consume(size_t n) {
+    for (size_t i = start_; i < start_ + n; ++i) {
+      if (buf_[i] == '\n') {
+        ++line_;
+        col_ = 0;
+      } else {
+        ++col_;
+      }
+    }
+    start_ += n;
+    consumed_ += n;
+  }
+
+  // `st` (positions relative to the window) with positions in the whole stream.
+  Status Absolute(const Status& st) const {
+    unsigned line = 0, col = 0;
+    const std::string& msg = st.message();
+    if (!ErrorPosition(msg, &line, &col)) return st;
+    std::string prefix = std::to_string(line) + ":" + std::to_string(col) + ":";
+    if (msg.rfind(prefix, 0) != 0) return st;
+    unsigned abs_col = line == 1 ? col + static_cast<unsigned>(col_) : col;
+    return Status(st.code(), std::to_string(line + line_) + ":" + std::to_string(abs_col) + ":" +
+                                 msg.substr(prefix.size()));
+  }
+
+  static constexpr size_t kMaxWindow = size_t{256} << 20;
+
+ private:
+  int fd_;
+  std::string name_;
+  std::string buf_;
+  size_t start_ = 0;
+  uint64_t consumed_ = 0;
+  size_t line_ = 0;  // newlines before the window
+  size_t col_ = 0;   // bytes since the last of them
+  bool eof_ = false;
 };
 
 std::string Plural(uint64_t n, const char* word) {
@@ -96,14 +182,18 @@ std::string Summary(const ImportStats& stats) {
 // Rewrites "L:C: message" (about `text`) as "NAME:L:C: message" with the line and a
 // caret; other messages, and all messages when `where` is given, become "NAME: message"
 // (or "NAME:WHERE: message").
+// With `stream`, `st` and `text` are the stream's window, and the message gets the
+// position in the whole stream (the caret line is the window's).
 Status InFile(const Status& st, const std::string& name, std::string_view text,
-              const ImportStats& stats, const std::string& where = "") {
-  const std::string& msg = st.message();
+              const ImportStats& stats, const std::string& where = "",
+              const Stream* stream = nullptr) {
+  const std::string msg = stream ? stream->Absolute(st).message() : st.message();
   unsigned line = 0, col = 0;
   std::string located;
   if (where.empty() && ErrorPosition(msg, &line, &col)) {
     std::string prefix = std::to_string(line) + ":" + std::to_string(col) + ":";
     located = name + ":" + (msg.rfind(prefix, 0) == 0 ? msg : prefix + " " + msg);
+    if (stream) ErrorPosition(st.message(), &line, &col);
     std::string caret = CaretLines(text, line, col);
     if (!caret.empty()) located += "\n" + caret;
   } else {
@@ -146,6 +236,49 @@ Status ImportEdn(Store& store, std::string_view text, const std::string& name,
     if (!report.ok()) return InFile(report.status(), name, text, *stats);
     Count(*report, options, stats);
     if (options.progress) options.progress(reader.offset(), stats->datoms);
+  }
+  return Status::OK();
+}
+
+// The same over a stream (a pipe, a device): the next form is parsed from the window;
+// when the window may end inside it (it is unterminated, or holds nothing but blanks, or
+// the error might be a token cut in two), more is read and it is parsed again.
+Status ImportEdnStream(Store& store, Stream& in, const std::string& name,
+                       const ImportOptions& options, ImportStats* stats) {
+  std::string last_error;
+  for (;;) {
+    std::string_view w = in.window();
+    edn::Reader reader(w);
+    auto form = reader.Next();
+    if (!in.eof() && (!form.ok() || !form->has_value())) {
+      bool retry = form.ok() || form.status().message().find("unterminated") != std::string::npos ||
+                   form.status().message() != last_error;
+      if (retry) {
+        if (!form.ok()) last_error = form.status().message();
+        Status more = in.More();
+        if (more.ok()) continue;
+        if (form.ok()) return more;
+      }
+      return InFile(form.status(), name, w, *stats, "", &in);
+    }
+    last_error.clear();
+    if (!form.ok()) return InFile(form.status(), name, w, *stats, "", &in);
+    if (!form->has_value()) break;
+    const edn::Value& tx = **form;
+    if (!tx.is_vector()) {
+      std::string pos = std::to_string(tx.pos().line) + ":" + std::to_string(tx.pos().col);
+      return InFile(Status::InvalidArgument(pos +
+                                            ": expected a transaction (a vector of entity "
+                                            "maps and list forms), got " +
+                                            std::string(edn::KindName(tx.kind()))),
+                    name, w, *stats, "", &in);
+    }
+    if (options.cancel && options.cancel->load()) return Cancelled(name, *stats);
+    auto report = store.transact(tx);
+    if (!report.ok()) return InFile(report.status(), name, w, *stats, "", &in);
+    Count(*report, options, stats);
+    in.Consume(reader.offset());
+    if (options.progress) options.progress(in.consumed(), stats->datoms);
   }
   return Status::OK();
 }
@@ -352,7 +485,20 @@ Status ImportFile(Store& store, const std::string& path, const ImportOptions& op
                   ImportStats* stats) {
   FileText file;
   MENTAT_RETURN_IF_ERROR(file.Open(path));
-  return ImportText(store, file.text(), path, options, stats);
+  if (file.regular()) return ImportText(store, file.text(), path, options, stats);
+  Stream in(file.fd(), path);
+  bool csv = options.format == ImportFormat::kCsv ||
+             (options.format == ImportFormat::kAuto && EndsWithCsv(path));
+  if (!csv) return ImportEdnStream(store, in, path, options, stats);
+  // CSV from a stream is read whole, within the window's bound.
+  while (!in.eof()) {
+    Status more = in.More();
+    if (!more.ok())
+      return Status::InvalidArgument(
+          path + ": CSV from a pipe or device is read whole, and " + "this one holds more than " +
+          std::to_string(Stream::kMaxWindow >> 20) + " MiB; import it from a regular file");
+  }
+  return ImportCsv(store, in.window(), path, options, stats);
 }
 
 }  // namespace mentat::cli

@@ -1,6 +1,10 @@
 #include "import.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 namespace mentat::cli {
 namespace {
@@ -219,6 +223,82 @@ TEST_F(ImportTest, FileFormatsAndMissingFiles) {
   options.format = ImportFormat::kCsv;
   ASSERT_TRUE(ImportText(*store_, ":p/name\nZ\n", "data.txt", options, &stats).ok());
   EXPECT_EQ(Count("p/name"), 1u);
+}
+
+// Writes `text` into a pipe from a thread; the read end as a path (/dev/fd/N).
+class Pipe {
+ public:
+  explicit Pipe(std::string text) {
+    EXPECT_EQ(pipe(fds_), 0);
+    writer_ = std::thread([this, t = std::move(text)] {
+      size_t off = 0;
+      while (off < t.size()) {
+        ssize_t n = write(fds_[1], t.data() + off, std::min<size_t>(t.size() - off, 65536));
+        if (n <= 0) break;
+        off += static_cast<size_t>(n);
+      }
+      close(fds_[1]);
+    });
+  }
+  ~Pipe() {
+    close(fds_[0]);  // a reader that stopped early unblocks the writer
+    writer_.join();
+  }
+  std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
+
+ private:
+  int fds_[2] = {-1, -1};
+  std::thread writer_;
+};
+
+// A pipe or device is read as a stream, in a window of bounded size: transactions that
+// straddle the reads (here 3 MiB of them, with multibyte characters) import as from a
+// file, and an error's line:column counts from the start of the stream.
+TEST_F(ImportTest, EdnFromAPipeStreamsInBoundedMemory) {
+  std::string text;
+  int n = 0;
+  while (text.size() < (size_t{3} << 20)) {
+    std::string i = std::to_string(n++);
+    text += "[{:p/name \"n" + i + " caf\xC3\xA9 \xE2\x82\xAC\" :p/likes [\"" +
+            std::string(97, 'x') + "\"]}]\n";
+  }
+  {
+    Pipe pipe(text);
+    ImportStats stats;
+    Status st = ImportFile(*store_, pipe.path(), {}, &stats);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    EXPECT_EQ(stats.transactions, static_cast<uint64_t>(n));
+  }
+  EXPECT_EQ(Count("p/name"), static_cast<size_t>(n));
+  EXPECT_EQ(Entity("n" + std::to_string(n - 1) + " caf\xC3\xA9 \xE2\x82\xAC").size(), 2u);
+  // An error deep in the stream names its line and column in the stream.
+  {
+    Pipe pipe(text + "[{:p/name \"late\"}]\n  [{:p/age \"not a long\"}]\n");
+    ImportStats stats;
+    Status st = ImportFile(*store_, pipe.path(), {}, &stats);
+    ASSERT_FALSE(st.ok());
+    std::string want = pipe.path() + ":" + std::to_string(n + 2) + ":";
+    EXPECT_EQ(st.message().rfind(want, 0), 0u) << st.message().substr(0, 200);
+    EXPECT_NE(st.message().find("expected a long"), std::string::npos)
+        << st.message().substr(0, 300);
+  }
+}
+
+// An endless device (.import /dev/zero once grew to 4.7 GB in 10 s): the first bytes are
+// not EDN, and that is the error, after reading a bounded amount.
+TEST_F(ImportTest, AnEndlessDeviceFailsAtOnce) {
+  ImportStats stats;
+  auto t0 = std::chrono::steady_clock::now();
+  Status st = ImportFile(*store_, "/dev/zero", {}, &stats);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("/dev/zero:1:1:"), std::string::npos) << st.message().substr(0, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+  // As CSV it is read whole up to the bound, then refused.
+  ImportOptions csv;
+  csv.format = ImportFormat::kCsv;
+  st = ImportFile(*store_, "/dev/zero", csv, &stats);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("import it from a regular file"), std::string::npos) << st.message();
 }
 
 }  // namespace

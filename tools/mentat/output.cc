@@ -194,7 +194,9 @@ void PrintTable(std::ostream& out, const OutputStyle& style,
 
 void PrintValue(std::ostream& out, const OutputStyle& style, const edn::Value& v) {
   if (style.format == Format::kJson) {
-    out << EdnToJson(v).dump() << "\n";
+    // Strings that are not UTF-8 (stored before transactions refused them) print with
+    // U+FFFD in place of the bad bytes instead of aborting the output.
+    out << EdnToJson(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     out << edn::Print(v) << "\n";
   }

@@ -80,6 +80,20 @@ TEST(Output, EdnAndJsonPrintTheWholeValue) {
   EXPECT_EQ(Rows(OutputStyle{Format::kJson}, {"h"}, {}, whole), "[[\":a\",\"x\"]]\n");
 }
 
+// A string that is not UTF-8 (in a store written before transactions refused them) once
+// aborted the CLI with an uncaught exception in --format json: the bad bytes print as U+FFFD.
+TEST(Output, JsonOfAStringThatIsNotUtf8) {
+  Value whole = Value::Vector({Value::String("a\xFF"
+                                             "b"),
+                               Value::Keyword("k\xC3")});
+  EXPECT_EQ(Rows(OutputStyle{Format::kJson}, {"h"}, {}, whole),
+            "[\"a\xEF\xBF\xBD"
+            "b\",\":k\xEF\xBF\xBD\"]\n");
+  std::ostringstream out;
+  PrintValue(out, OutputStyle{Format::kJson}, Value::String("\xC0\x80"));
+  EXPECT_EQ(out.str(), "\"\xEF\xBF\xBD\xEF\xBF\xBD\"\n");
+}
+
 TEST(Output, MapAsAttributeValueRows) {
   Value m = Value::Map(
       {{Value::Keyword("db/id"), Value::Int(7)}, {Value::Keyword("p/name"), Value::String("Ada")}});

@@ -41,6 +41,13 @@ const std::vector<CommandInfo>& Commands() {
        "INDEX is :eavt, :aevt, :avet or :vaet. Example: .datoms :avet :person/name \"Ada\""},
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
+      {".check", nullptr, "", "check the store for damage and broken invariants",
+       "Runs SQLite's integrity check and mentat's own checks (Store::check): every\n"
+       "datom's attribute exists and its value has the attribute's type, each datom is in\n"
+       "its attribute index, partition marks lie above every id in use, history intervals\n"
+       "are ordered and disjoint from the current datoms, cardinality and uniqueness hold,\n"
+       "statistics and fulltext rows match. Prints what was checked, or each problem and\n"
+       "fails. Also `mentat check STORE` (read-only)."},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
        "Runs one value-index tuning pass and prints what it did: adaptive indexes created\n"
        "for attributes that queries filter by value often, idle ones dropped\n"
@@ -221,6 +228,7 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".datoms") return Datoms(rest);
   if (cmd == ".schema") return Schema(rest);
   if (cmd == ".stats") return Stats(rest);
+  if (cmd == ".check") return Check(rest);
   if (cmd == ".tune") return Tune(rest);
   if (cmd == ".cache") return Cache(rest);
   if (cmd == ".uncache") return Uncache(rest);

@@ -92,6 +92,7 @@ class Session {
   Status Datoms(const std::string& rest);
   Status Schema(const std::string& rest);
   Status Stats(const std::string& rest);
+  Status Check(const std::string& rest);
   Status Tune(const std::string& rest);
   Status Cache(const std::string& rest);
   Status Uncache(const std::string& rest);
