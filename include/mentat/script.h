@@ -100,8 +100,9 @@ class Interpreter {
   // detaches it. Without a default store, (mentat.store/open) opens a new in-memory store.
   void SetStore(Store* store, std::string_view name = "conn");
 
-  // Defines a global variable holding `value`.
-  void Define(std::string_view name, const edn::Value& value);
+  // Defines a global variable holding `value`. Errors: kInterrupted when the value passes
+  // the memory limit or nests deeper than scripts allow (nothing is defined then).
+  Status Define(std::string_view name, const edn::Value& value);
 
   // Output written since the last call, when Options::output is unset.
   std::string TakeOutput();

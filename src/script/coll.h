@@ -29,10 +29,11 @@ struct VecObj : Obj {
   Ref<VLeaf> tail;
 };
 
-Val VecFrom(std::vector<Val> items);
+Val VecFrom(ValVec items);
 Val Vec2(Val a, Val b);
 size_t VecCount(const Val& v);
 const Val& VecNth(const Val& v, size_t i);  // REQUIRES: i < count
+// Adding an element (VecConj, VecAssoc, VecBuilder::Add, TreeAssoc, Cons ...) costs a step.
 Val VecConj(const Val& v, Val x);
 Val VecAssoc(const Val& v, size_t i, Val x);  // REQUIRES: i <= count
 Val VecPop(const Val& v);                     // REQUIRES: count > 0
@@ -66,8 +67,29 @@ Ref<TNode> TreeAssoc(TNode* root, const Val& key, const Val& val);
 Ref<TNode> TreeDissoc(TNode* root, const Val& key);
 TNode* TreeNth(TNode* root, size_t i);  // REQUIRES: i < size
 inline size_t TreeSize(const TNode* t) { return t ? t->size : 0; }
-// In-order traversal; `f` returns false to stop. Returns false when stopped.
+// In-order traversal, a step per node; `f` returns false to stop. Returns false when
+// stopped.
 bool TreeForEach(TNode* root, const std::function<bool(TNode*)>& f);
+
+// In-order iteration (charges no steps; callers do), holding O(depth) state.
+class TreeCursor {
+ public:
+  explicit TreeCursor(TNode* root) { Descend(root); }
+  // The next node, or nullptr at the end.
+  TNode* Next() {
+    if (stack_.empty()) return nullptr;
+    TNode* t = stack_.back();
+    stack_.pop_back();
+    Descend(t->right.get());
+    return t;
+  }
+
+ private:
+  void Descend(TNode* t) {
+    for (; t; t = t->left.get()) stack_.push_back(t);
+  }
+  std::vector<TNode*> stack_;
+};
 
 Val MapAssoc(const Val& map, const Val& k, const Val& v);
 Val MapDissoc(const Val& map, const Val& k);
@@ -120,13 +142,18 @@ bool Contains(const Val& coll, const Val& key);
 Val Conj(const Val& coll, const Val& x);
 Val Assoc(const Val& coll, const Val& k, const Val& v);
 
-// Visits every element of a seqable (map elements are [k v] vectors); `f` returns false
-// to stop. Returns false when stopped. Charges no steps; callers do.
+// Visits every element of a seqable (map elements are [k v] vectors), charging a step
+// per element to the current meter (so a walk over (range) stops at the step limit or an
+// interrupt); `f` returns false to stop. Returns false when stopped.
 bool ForEach(const Val& coll, const std::function<bool(const Val&)>& f);
-// Map entries without allocating entry vectors.
+// Map entries without allocating entry vectors (a step per entry).
 bool ForEachEntry(const Val& map, const std::function<bool(const Val&, const Val&)>& f);
-// All elements, in order.
-std::vector<Val> ToVector(const Val& coll);
+// All elements, in order (a step per element; the buffer is charged to the heap, and a
+// collection too large for what is left of the memory limit fails before it is read).
+ValVec ToVector(const Val& coll);
+// Reserves room for `n` more values in `v`; fails (LimitError) up front when they cannot
+// fit in what is left of the memory limit.
+void ReserveValues(ValVec* v, size_t n);
 // True for values ForEach accepts.
 bool Seqable(const Val& v);
 
@@ -134,10 +161,15 @@ bool Seqable(const Val& v);
 // U+FFFD, one byte at a time).
 char32_t DecodeUtf8(std::string_view s, size_t* off);
 void AppendUtf8(char32_t c, std::string* out);
+// Charges the text it scans to the current meter.
 size_t CountCodePoints(std::string_view s);
 
 // ---- Equality, ordering, hashing ----
 
+// Equal, Compare and Hash charge the current meter a step per element pair (or element)
+// of the collections they walk and for the text they scan, so comparing or hashing a
+// (range) stops at the step limit or an interrupt.
+//
 // Clojure's =: 1 != 1.0; lists, seqs and vectors with equal elements are equal.
 bool Equal(const Val& a, const Val& b);
 // A total order consistent with Equal (Compare(a, b) == 0 exactly when Equal(a, b)):

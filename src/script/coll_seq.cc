@@ -1,5 +1,6 @@
 // Sequence views and the generic collection operations (count, seq, first, nth, get,
 // conj, assoc, iteration).
+#include <algorithm>
 #include <string>
 
 #include "script/coll.h"
@@ -68,6 +69,7 @@ void AppendUtf8(char32_t c, std::string* out) {
 }
 
 size_t CountCodePoints(std::string_view s) {
+  CurrentMeter().Text(s.size());
   size_t n = 0;
   for (size_t off = 0; off < s.size(); ++n) DecodeUtf8(s, &off);
   return n;
@@ -341,13 +343,16 @@ Val Assoc(const Val& c, const Val& k, const Val& v) {
 namespace {
 
 bool ForEachVec(const Val& v, size_t from, const std::function<bool(const Val&)>& f) {
+  Meter& m = CurrentMeter();
   size_t n = VecCount(v);
   for (size_t i = from; i < n; ++i) {
+    m.Step();
     if (!f(VecNth(v, i))) return false;
   }
   return true;
 }
 
+// TreeForEach charges the steps.
 bool ForEachTree(const Val& t, size_t from, const std::function<bool(const Val&)>& f) {
   bool map = t.is(Type::kMap);
   size_t k = 0;
@@ -358,7 +363,9 @@ bool ForEachTree(const Val& t, size_t from, const std::function<bool(const Val&)
 }
 
 bool ForEachStr(const std::string& s, size_t off, const std::function<bool(const Val&)>& f) {
+  Meter& m = CurrentMeter();
   while (off < s.size()) {
+    m.Step();
     if (!f(Val::Char(DecodeUtf8(s, &off)))) return false;
   }
   return true;
@@ -371,8 +378,10 @@ bool ForEach(const Val& coll, const std::function<bool(const Val&)>& f) {
     case Type::kNil:
       return true;
     case Type::kList: {
+      Meter& m = CurrentMeter();
       const ListObj* c = coll.as<ListObj>();
       while (c) {
+        m.Step();
         if (!f(c->first)) return false;
         if (!c->rest.is(Type::kList)) return ForEach(c->rest, f);  // a seq view: no deeper
         c = c->rest.as<ListObj>();
@@ -388,11 +397,14 @@ bool ForEach(const Val& coll, const std::function<bool(const Val&)>& f) {
           return ForEachTree(s->src, s->i, f);
         case SeqKind::kStr:
           return ForEachStr(s->src.str(), s->i, f);
-        case SeqKind::kRange:
+        case SeqKind::kRange: {
+          Meter& m = CurrentMeter();
           for (size_t k = 0; k < s->n; ++k) {
+            m.Step();
             if (!f(Val::Int(s->start + s->step * static_cast<int64_t>(k)))) return false;
           }
           return true;
+        }
       }
       return true;
     }
@@ -412,18 +424,22 @@ bool ForEachEntry(const Val& map, const std::function<bool(const Val&, const Val
   return TreeForEach(map.as<TNode>(), [&](TNode* n) { return f(n->key, n->val); });
 }
 
-std::vector<Val> ToVector(const Val& coll) {
-  std::vector<Val> out;
-  if (coll.is_coll()) {
-    // The buffer is temporary and not charged, but must fit in what is left.
-    size_t n = Count(coll);
-    Heap* h = CurrentHeap();
-    if (h && h->limit() > 0 &&
-        static_cast<double>(n) * sizeof(Val) > static_cast<double>(h->limit() - h->live())) {
-      h->Exceeded();
-    }
-    out.reserve(n);
+void ReserveValues(ValVec* v, size_t n) {
+  Heap* h = CurrentHeap();
+  if (h && h->limit() > 0 &&
+      static_cast<double>(v->size() + n) * sizeof(Val) >
+          static_cast<double>(h->limit() - h->live())) {
+    h->Exceeded();
   }
+  constexpr size_t kMaxReserve = size_t{1} << 16;  // without a limit, grow past this
+  v->reserve(v->size() + (h && h->limit() > 0 ? n : std::min(n, kMaxReserve)));
+}
+
+ValVec ToVector(const Val& coll) {
+  ValVec out;
+  // Reserved up front (the allocator charges it), so a collection that cannot fit fails
+  // before it is walked.
+  if (coll.is_coll()) ReserveValues(&out, Count(coll));
   ForEach(coll, [&](const Val& x) {
     out.push_back(x);
     return true;

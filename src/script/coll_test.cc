@@ -46,7 +46,7 @@ TEST_F(CollTest, VectorMatchesModel) {
   for (const auto& [snap, m] : snapshots) {
     ASSERT_EQ(VecCount(snap), m.size());
     for (size_t i = 0; i < m.size(); ++i) ASSERT_EQ(VecNth(snap, i).as_int(), m[i]) << i;
-    std::vector<Val> all = ToVector(snap);
+    ValVec all = ToVector(snap);
     ASSERT_EQ(all.size(), m.size());
   }
 }
@@ -121,7 +121,7 @@ TEST_F(CollTest, EqualityOrderAndHash) {
 TEST_F(CollTest, AccountingReturnsToZero) {
   int64_t before = heap_.live();
   {
-    Val v = VecFrom(std::vector<Val>(1000, Val::String("a string longer than sso buffers")));
+    Val v = VecFrom(ValVec(1000, Val::String("a string longer than sso buffers")));
     Val m;
     for (int i = 0; i < 100; ++i) m = MapAssoc(m.is_nil() ? Val::EmptyMap() : m, Val::Int(i), v);
     EXPECT_GT(heap_.live(), before);

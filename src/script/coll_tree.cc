@@ -105,10 +105,12 @@ TNode* TreeFind(TNode* t, const Val& key) {
 }
 
 Ref<TNode> TreeAssoc(TNode* root, const Val& key, const Val& val) {
+  CurrentMeter().Step();
   return Insert(root, key, val, Hash(key));
 }
 
 Ref<TNode> TreeDissoc(TNode* root, const Val& key) {
+  CurrentMeter().Step();
   bool found = false;
   Ref<TNode> out = Remove(root, key, &found);
   return found ? out : Ref<TNode>(root);
@@ -130,17 +132,11 @@ TNode* TreeNth(TNode* t, size_t i) {
 }
 
 bool TreeForEach(TNode* root, const std::function<bool(TNode*)>& f) {
-  std::vector<TNode*> stack;
-  TNode* t = root;
-  while (t || !stack.empty()) {
-    while (t) {
-      stack.push_back(t);
-      t = t->left.get();
-    }
-    t = stack.back();
-    stack.pop_back();
+  Meter& m = CurrentMeter();
+  TreeCursor c(root);
+  while (TNode* t = c.Next()) {
+    m.Step();
     if (!f(t)) return false;
-    t = t->right.get();
   }
   return true;
 }

@@ -104,6 +104,7 @@ size_t VecCount(const Val& v) { return v.obj() ? V(v)->cnt : 0; }
 const Val& VecNth(const Val& v, size_t i) { return LeafFor(V(v), i)->v[i & (kWidth - 1)]; }
 
 Val VecConj(const Val& v, Val x) {
+  CurrentMeter().Step();
   const VecObj* src = V(v);
   Ref<VecObj> out = Make<VecObj>(0);
   if (!src) {
@@ -141,6 +142,7 @@ Val VecConj(const Val& v, Val x) {
 }
 
 Val VecAssoc(const Val& v, size_t i, Val x) {
+  CurrentMeter().Step();
   const VecObj* src = V(v);
   if (!src || i == src->cnt) return VecConj(v, std::move(x));
   Ref<VecObj> out = Make<VecObj>(0);
@@ -183,6 +185,7 @@ Val VecPop(const Val& v) {
 }
 
 void VecBuilder::Add(Val x) {
+  CurrentMeter().Step();
   if (!cur_ || cur_->v.size() == kWidth) {
     if (cur_) leaves_.push_back(cur_);
     cur_ = NewLeaf(kWidth);
@@ -221,7 +224,7 @@ Val VecBuilder::Build() {
   return Wrap(out);
 }
 
-Val VecFrom(std::vector<Val> items) {
+Val VecFrom(ValVec items) {
   VecBuilder b;
   for (Val& x : items) b.Add(std::move(x));
   return b.Build();

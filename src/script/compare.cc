@@ -1,5 +1,6 @@
 // Equality, the total order and hashing of script values. The order mirrors
 // edn::Compare for data, so maps and sets print in the same order as the EDN printer's.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -82,15 +83,22 @@ int CmpNumbers(const Val& a, const Val& b) {
 }
 
 int CmpText(const std::string& a, const std::string& b) {
+  CurrentMeter().Text(std::min(a.size(), b.size()));
   int c = a.compare(b);
   return c < 0 ? -1 : (c > 0 ? 1 : 0);
 }
 
-// Steps through a list, seq or vector.
+// Steps through a list, seq or vector, a step per element.
 class Cursor {
  public:
-  explicit Cursor(const Val& v) : v_(v) {}
+  explicit Cursor(const Val& v) : v_(v), meter_(CurrentMeter()) {}
   bool Next(Val* out) {
+    meter_.Step();
+    return Advance(out);
+  }
+
+ private:
+  bool Advance(Val* out) {
     if (v_.is(Type::kVector)) {
       if (i_ >= VecCount(v_)) return false;
       *out = VecNth(v_, i_++);
@@ -108,7 +116,7 @@ class Cursor {
       if (s->kind == SeqKind::kVec) {
         i_ = s->i;
         v_ = s->src;
-        return Next(out);
+        return Advance(out);
       }
       *out = s->First();
       v_ = s->Rest();
@@ -117,9 +125,9 @@ class Cursor {
     return false;
   }
 
- private:
   Val v_;
   size_t i_ = 0;
+  Meter& meter_;
 };
 
 int CmpSequential(const Val& a, const Val& b) {
@@ -133,23 +141,19 @@ int CmpSequential(const Val& a, const Val& b) {
   }
 }
 
+// Entry by entry in key order, then by size; a step per pair.
 int CmpTrees(const Val& a, const Val& b, bool map) {
-  std::vector<TNode*> xs, ys;
-  TreeForEach(a.as<TNode>(), [&](TNode* n) {
-    xs.push_back(n);
-    return true;
-  });
-  TreeForEach(b.as<TNode>(), [&](TNode* n) {
-    ys.push_back(n);
-    return true;
-  });
-  size_t n = std::min(xs.size(), ys.size());
-  for (size_t i = 0; i < n; ++i) {
-    int c = Compare(xs[i]->key, ys[i]->key);
-    if (c == 0 && map) c = Compare(xs[i]->val, ys[i]->val);
+  Meter& m = CurrentMeter();
+  TreeCursor ca(a.as<TNode>()), cb(b.as<TNode>());
+  for (;;) {
+    m.Step();
+    TNode* x = ca.Next();
+    TNode* y = cb.Next();
+    if (!x || !y) return Cmp(TreeSize(a.as<TNode>()), TreeSize(b.as<TNode>()));
+    int c = Compare(x->key, y->key);
+    if (c == 0 && map) c = Compare(x->val, y->val);
     if (c != 0) return c;
   }
-  return Cmp(xs.size(), ys.size());
 }
 
 uint64_t Mix(uint64_t x) {
@@ -164,6 +168,7 @@ uint64_t Mix(uint64_t x) {
 uint64_t Combine(uint64_t h, uint64_t v) { return Mix(h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6))); }
 
 edn::Value BigEdn(const Val& v) {
+  CurrentMeter().Text(v.str().size());
   return v.is(Type::kBigInt) ? edn::Value::BigInt(v.str()) : edn::Value::BigDec(v.str());
 }
 
@@ -228,7 +233,10 @@ bool Equal(const Val& a, const Val& b) {
       case Type::kSymbol:
       case Type::kBytes:
       case Type::kUuid:
-        return a.obj() == b.obj() || a.str() == b.str();
+        if (a.obj() == b.obj()) return true;
+        if (a.str().size() != b.str().size()) return false;
+        CurrentMeter().Text(a.str().size());
+        return a.str() == b.str();
       default:
         if (a.obj() == b.obj()) return true;
         break;
@@ -273,6 +281,7 @@ uint64_t Hash(const Val& v) {
     case Type::kBigDec:
     case Type::kBytes:
     case Type::kUuid:
+      CurrentMeter().Text(v.str().size());
       return Combine(7 + static_cast<uint64_t>(v.type()), std::hash<std::string>()(v.str()));
     case Type::kList:
     case Type::kSeq:

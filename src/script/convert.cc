@@ -1,9 +1,41 @@
+// Conversions between edn::Value and Val.
 #include "script/convert.h"
+
+#include <algorithm>
 
 #include "script/coll.h"
 #include "script/print.h"
 
 namespace mentat::script {
+
+namespace {
+
+constexpr int64_t kEdnNode = static_cast<int64_t>(sizeof(edn::Value));
+
+edn::Value ToEdnIn(const Val& v, bool strict, const char* what, ScopedCharge& charge);
+
+// The bytes of a string-backed edn value beyond its node (which its parent charged).
+int64_t TextCost(const Val& v) {
+  CurrentMeter().Text(v.str().size());
+  return static_cast<int64_t>(v.str().size());
+}
+
+// Reserves the nodes of a collection's items up front (so a (range) too large to fit
+// fails before it is walked).
+template <typename Items>
+void ReserveItems(const Val& v, int64_t node_bytes, ScopedCharge& charge, Items* items) {
+  size_t n = Count(v);
+  Heap* h = CurrentHeap();
+  if (h && h->limit() > 0 &&
+      static_cast<double>(n) * node_bytes > static_cast<double>(h->limit() - h->live())) {
+    h->Exceeded();
+  }
+  charge.Add(static_cast<int64_t>(n) * node_bytes);
+  constexpr size_t kMaxReserve = size_t{1} << 16;  // without a limit, grow past this
+  items->reserve(std::min(n, kMaxReserve));
+}
+
+}  // namespace
 
 Val FromEdn(const edn::Value& v) {
   switch (v.kind()) {
@@ -29,10 +61,9 @@ Val FromEdn(const edn::Value& v) {
       return Val::Symbol(v.str());
     case edn::Kind::kList: {
       NestGuard nest;
-      std::vector<Val> items;
-      items.reserve(v.size());
-      for (const edn::Value& x : v.items()) items.push_back(FromEdn(x));
-      return ListOf(std::move(items));
+      ListBuilder items;
+      for (const edn::Value& x : v.items()) items.Add(FromEdn(x));
+      return items.Build();
     }
     case edn::Kind::kVector: {
       NestGuard nest;
@@ -64,7 +95,25 @@ Val FromEdn(const edn::Value& v) {
   return Val();
 }
 
-edn::Value ToEdn(const Val& v, bool strict, const char* what) {
+edn::Value ToEdn(const Val& v, bool strict, const char* what, ScopedCharge* charge) {
+  ScopedCharge local;
+  ScopedCharge& c = charge ? *charge : local;
+  c.Add(kEdnNode);
+  return ToEdnIn(v, strict, what, c);
+}
+
+Result<edn::Value> ReadCharged(std::string_view text, const edn::ReadOptions& options,
+                               ScopedCharge* charge) {
+  CurrentMeter().Text(text.size());
+  charge->Add(static_cast<int64_t>(text.size()) +
+              kEdnNode * static_cast<int64_t>(text.size() / 2 + 1));
+  return edn::Read(text, options);
+}
+
+namespace {
+
+// `v`'s own node is already charged.
+edn::Value ToEdnIn(const Val& v, bool strict, const char* what, ScopedCharge& charge) {
   switch (v.type()) {
     case Type::kNil:
       return edn::Value();
@@ -79,16 +128,22 @@ edn::Value ToEdn(const Val& v, bool strict, const char* what) {
     case Type::kInst:
       return edn::Value::Inst(v.as_int());
     case Type::kString:
+      charge.Add(TextCost(v));
       return edn::Value::String(v.str());
     case Type::kKeyword:
+      charge.Add(TextCost(v));
       return edn::Value::Keyword(v.str());
     case Type::kSymbol:
+      charge.Add(TextCost(v));
       return edn::Value::Symbol(v.str());
     case Type::kBigInt:
+      charge.Add(TextCost(v));
       return edn::Value::BigInt(v.str());
     case Type::kBigDec:
+      charge.Add(TextCost(v));
       return edn::Value::BigDec(v.str());
     case Type::kBytes:
+      charge.Add(TextCost(v));
       return edn::Value::Bytes(v.str());
     case Type::kUuid: {
       edn::Uuid u{};
@@ -101,8 +156,9 @@ edn::Value ToEdn(const Val& v, bool strict, const char* what) {
     case Type::kSet: {
       NestGuard nest;
       edn::Vec items;
+      ReserveItems(v, kEdnNode, charge, &items);
       ForEach(v, [&](const Val& x) {
-        items.push_back(ToEdn(x, strict, what));
+        items.push_back(ToEdnIn(x, strict, what, charge));
         return true;
       });
       if (v.is(Type::kVector)) return edn::Value::Vector(std::move(items));
@@ -112,18 +168,24 @@ edn::Value ToEdn(const Val& v, bool strict, const char* what) {
     case Type::kMap: {
       NestGuard nest;
       edn::MapEntries entries;
+      ReserveItems(v, 2 * kEdnNode, charge, &entries);
       ForEachEntry(v, [&](const Val& k, const Val& x) {
-        entries.emplace_back(ToEdn(k, strict, what), ToEdn(x, strict, what));
+        entries.emplace_back(ToEdnIn(k, strict, what, charge), ToEdnIn(x, strict, what, charge));
         return true;
       });
       return edn::Value::Map(std::move(entries));
     }
     default:
       if (strict) {
-        Fail(std::string(what) + " cannot contain a " + TypeName(v.type()) + " (" + PrStr(v) + ")");
+        Fail(std::string(what) + " cannot contain a " + TypeName(v.type()) + " (" + PrBrief(v) +
+             ")");
       }
-      return edn::Value::Symbol(PrStr(v));
+      std::string printed = PrStr(v);
+      charge.Add(static_cast<int64_t>(printed.size()));
+      return edn::Value::Symbol(std::move(printed));
   }
 }
+
+}  // namespace
 
 }  // namespace mentat::script

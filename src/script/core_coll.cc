@@ -15,16 +15,15 @@ Val SeqOrEmpty(const Val& c) {
 }
 
 Val MapOfPairs(Args a, size_t n) {
-  if (n % 2 != 0) Fail("no value supplied for key: " + PrStr(a[n - 1]));
+  if (n % 2 != 0) Fail("no value supplied for key: " + PrBrief(a[n - 1]));
   MapBuilder b;
   for (size_t i = 0; i < n; i += 2) b.Add(a[i], a[i + 1]);
   return b.Build();
 }
 
-Val SetOf(Interp& in, const Val& coll) {
+Val SetOf(const Val& coll) {
   MapBuilder b(true);
   ForEach(coll, [&](const Val& x) {
-    in.Step();
     b.Add(x);
     return true;
   });
@@ -47,22 +46,25 @@ Val GetIn(const Val& m, const Val& ks, const Val& dflt) {
   return missing ? dflt : cur;
 }
 
-Val AssocIn(const Val& m, const std::vector<Val>& ks, size_t i, const Val& v) {
+// Recurses once per key of the path: the result nests that deep.
+Val AssocIn(const Val& m, const ValVec& ks, size_t i, const Val& v) {
+  NestGuard nest;
   if (i + 1 == ks.size()) return Assoc(m, ks[i], v);
   return Assoc(m, ks[i], AssocIn(Get(m, ks[i]), ks, i + 1, v));
 }
 
-Val UpdateIn(Interp& in, const Val& m, const std::vector<Val>& ks, size_t i, const Val& f,
-             Args extra, size_t n) {
+Val UpdateIn(Interp& in, const Val& m, const ValVec& ks, size_t i, const Val& f, Args extra,
+             size_t n) {
+  NestGuard nest;
   if (i + 1 < ks.size()) {
     return Assoc(m, ks[i], UpdateIn(in, Get(m, ks[i]), ks, i + 1, f, extra, n));
   }
-  std::vector<Val> args{Get(m, ks[i])};
+  ValVec args{Get(m, ks[i])};
   args.insert(args.end(), extra, extra + n);
   return Assoc(m, ks[i], in.Apply(f, args.data(), args.size()));
 }
 
-std::vector<Val> PathArg(const FnObj& self, const Val& ks) {
+ValVec PathArg(const FnObj& self, const Val& ks) {
   if (!ks.is_sequential() || Count(ks) == 0) Fail(self.name + " needs a non-empty key path");
   return ToVector(ks);
 }
@@ -113,11 +115,14 @@ bool Identical(const Val& a, const Val& b) {
 void RegisterColl(Interp& in) {
   in.DefNative(
       "list",
-      [](Interp&, Args a, size_t n, const FnObj&) { return ListOf(std::vector<Val>(a, a + n)); }, 0,
-      -1);
+      [](Interp&, Args a, size_t n, const FnObj&) {
+        ListBuilder out;
+        for (size_t i = 0; i < n; ++i) out.Add(a[i]);
+        return out.Build();
+      },
+      0, -1);
   in.DefNative(
-      "vector",
-      [](Interp&, Args a, size_t n, const FnObj&) { return VecFrom(std::vector<Val>(a, a + n)); },
+      "vector", [](Interp&, Args a, size_t n, const FnObj&) { return VecFrom(ValVec(a, a + n)); },
       0, -1);
   in.DefNative(
       "vec",
@@ -142,8 +147,8 @@ void RegisterColl(Interp& in) {
   }
   in.DefNative(
       "set",
-      [](Interp& in, Args a, size_t, const FnObj&) {
-        return a[0].is(Type::kSet) ? a[0] : SetOf(in, a[0]);
+      [](Interp&, Args a, size_t, const FnObj&) {
+        return a[0].is(Type::kSet) ? a[0] : SetOf(a[0]);
       },
       1, 1);
   in.DefNative(
@@ -186,7 +191,7 @@ void RegisterColl(Interp& in) {
   in.DefNative(
       "update",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> args{Get(a[0], a[1])};
+        ValVec args{Get(a[0], a[1])};
         args.insert(args.end(), a + 3, a + n);
         return Assoc(a[0], a[1], in.Apply(a[2], args.data(), args.size()));
       },
@@ -274,12 +279,12 @@ void RegisterColl(Interp& in) {
           if (a[0].is_nil()) return Val();
           if (!a[0].is(Type::kMap)) Fail(s.name + " expects a map, got a " + TypeName(a[0].type()));
           bool keys = s.name == "keys";
-          std::vector<Val> out;
+          ListBuilder out;
           ForEachEntry(a[0], [&](const Val& k, const Val& v) {
-            out.push_back(keys ? k : v);
+            out.Add(keys ? k : v);
             return true;
           });
-          return out.empty() ? Val() : ListOf(std::move(out));
+          return out.size() == 0 ? Val() : out.Build();
         },
         1, 1);
   }
@@ -336,10 +341,9 @@ void RegisterColl(Interp& in) {
       2, 3);
   in.DefNative(
       "reverse",
-      [](Interp& in, Args a, size_t, const FnObj&) {
+      [](Interp&, Args a, size_t, const FnObj&) {
         Val out = Val::EmptyList();
         ForEach(a[0], [&](const Val& x) {
-          in.Step();
           out = Cons(x, out);
           return true;
         });
@@ -348,10 +352,9 @@ void RegisterColl(Interp& in) {
       1, 1);
   in.DefNative(
       "into",
-      [](Interp& in, Args a, size_t, const FnObj&) {
+      [](Interp&, Args a, size_t, const FnObj&) {
         Val out = a[0].is_nil() ? Val::EmptyList() : a[0];
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           out = Conj(out, x);
           return true;
         });
@@ -360,16 +363,15 @@ void RegisterColl(Interp& in) {
       2, 2);
   in.DefNative(
       "concat",
-      [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> out;
+      [](Interp&, Args a, size_t n, const FnObj&) {
+        ListBuilder out;
         for (size_t i = 0; i < n; ++i) {
           ForEach(a[i], [&](const Val& x) {
-            in.Step();
-            out.push_back(x);
+            out.Add(x);
             return true;
           });
         }
-        return ListOf(std::move(out));
+        return out.Build();
       },
       0, -1);
   in.DefNative(
@@ -396,10 +398,11 @@ void RegisterColl(Interp& in) {
       0, -1);
   in.DefNative(
       "merge-with",
-      [](Interp& in, Args a, size_t n, const FnObj&) {
+      [](Interp& in, Args a, size_t n, const FnObj& s) {
         Val out;
         for (size_t i = 1; i < n; ++i) {
           if (a[i].is_nil()) continue;
+          if (!a[i].is(Type::kMap)) Fail(s.name + " expects maps, got a " + TypeName(a[i].type()));
           if (out.is_nil()) {
             out = a[i];
             continue;
@@ -416,7 +419,7 @@ void RegisterColl(Interp& in) {
   in.DefNative(
       "zipmap",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> ks = Elements(in, a[0]), vs = Elements(in, a[1]);
+        ValVec ks = Elements(in, a[0]), vs = Elements(in, a[1]);
         MapBuilder b;
         for (size_t i = 0; i < ks.size() && i < vs.size(); ++i) b.Add(ks[i], vs[i]);
         return b.Build();

@@ -255,7 +255,7 @@ void RegisterMath(Interp& in) {
           if (a[0].is(Type::kChar)) return Val::Int(a[0].as_char());
           if (a[0].is(Type::kInt)) return a[0];
           double d = NumArg(s, a[0]);
-          if (!(d > -9.3e18 && d < 9.3e18)) Fail(s.name + ": value out of range: " + PrStr(a[0]));
+          if (!(d > -9.3e18 && d < 9.3e18)) Fail(s.name + ": value out of range: " + PrBrief(a[0]));
           return Val::Int(static_cast<int64_t>(d));
         },
         1, 1);
@@ -331,8 +331,9 @@ void RegisterMath(Interp& in) {
       2, 2);
   in.DefNative(
       "parse-long",
-      [](Interp&, const Val* a, size_t, const FnObj& s) {
+      [](Interp& in, const Val* a, size_t, const FnObj& s) {
         const std::string& t = StrArg(s, a[0]);
+        in.meter().Text(t.size());
         size_t i = (!t.empty() && (t[0] == '+' || t[0] == '-')) ? 1 : 0;
         if (i >= t.size()) return Val();
         for (size_t k = i; k < t.size(); ++k) {
@@ -345,8 +346,9 @@ void RegisterMath(Interp& in) {
       1, 1);
   in.DefNative(
       "parse-double",
-      [](Interp&, const Val* a, size_t, const FnObj& s) {
+      [](Interp& in, const Val* a, size_t, const FnObj& s) {
         const std::string& t = StrArg(s, a[0]);
+        in.meter().Text(t.size());
         if (t.empty() || std::isspace(static_cast<unsigned char>(t[0]))) return Val();
         char* end = nullptr;
         double d = std::strtod(t.c_str(), &end);
@@ -367,7 +369,7 @@ int ClojureCompare(const Val& a, const Val& b) {
   if (a.is_sequential() && b.is_sequential()) {
     size_t na = Count(a), nb = Count(b);
     if (na != nb) return na < nb ? -1 : 1;
-    std::vector<Val> xs = ToVector(a), ys = ToVector(b);
+    ValVec xs = ToVector(a), ys = ToVector(b);
     for (size_t i = 0; i < na; ++i) {
       int c = ClojureCompare(xs[i], ys[i]);
       if (c != 0) return c;

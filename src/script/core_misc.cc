@@ -12,19 +12,21 @@ namespace {
 using Args = const Val*;
 
 AtomObj* AtomArg(const FnObj& self, const Val& v) {
-  if (!v.is(Type::kAtom)) Fail(self.name + " expects an atom, got " + PrStr(v));
+  if (!v.is(Type::kAtom)) Fail(self.name + " expects an atom, got " + PrBrief(v));
   return v.as<AtomObj>();
 }
 
 ErrorObj* ErrorArg(const Val& v) { return v.is(Type::kError) ? v.as<ErrorObj>() : nullptr; }
 
-std::string Joined(Args a, size_t n, bool readably) {
-  std::string out;
+// The arguments printed and joined by spaces (charged as it is built), plus `end`.
+std::string Joined(Args a, size_t n, bool readably, const char* end = "") {
+  TextBuf out;
   for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out.push_back(' ');
+    if (i > 0) out.Push(' ');
     PrintVal(a[i], readably, &out);
   }
-  return out;
+  out.Append(end);
+  return out.Take();
 }
 
 // Restores the interpreter's output sink when with-out-str* returns or throws.
@@ -68,7 +70,7 @@ void RegisterMisc(Interp& in) {
       "swap!",
       [](Interp& in, Args a, size_t n, const FnObj& s) {
         AtomObj* at = AtomArg(s, a[0]);
-        std::vector<Val> args{at->value};
+        ValVec args{at->value};
         args.insert(args.end(), a + 2, a + n);
         at->value = in.Apply(a[1], args.data(), args.size());
         return at->value;
@@ -79,7 +81,7 @@ void RegisterMisc(Interp& in) {
       [](Interp& in, Args a, size_t n, const FnObj& s) {
         AtomObj* at = AtomArg(s, a[0]);
         Val old = at->value;
-        std::vector<Val> args{old};
+        ValVec args{old};
         args.insert(args.end(), a + 2, a + n);
         at->value = in.Apply(a[1], args.data(), args.size());
         return Vec2(old, at->value);
@@ -106,11 +108,12 @@ void RegisterMisc(Interp& in) {
       3, 3);
   in.DefNative(
       "ex-info",
-      [](Interp&, Args a, size_t n, const FnObj& s) {
+      [](Interp& in, Args a, size_t n, const FnObj& s) {
         const std::string& msg = StrArg(s, a[0]);
         if (!a[1].is(Type::kMap) && !a[1].is_nil()) {
-          Fail("ex-info expects a map of data, got " + PrStr(a[1]));
+          Fail("ex-info expects a map of data, got " + PrBrief(a[1]));
         }
+        in.meter().Text(msg.size());
         Ref<ErrorObj> e = Make<ErrorObj>(msg.size());
         e->message = msg;
         e->data = a[1].is_nil() ? Val::EmptyMap() : a[1];
@@ -150,14 +153,12 @@ void RegisterMisc(Interp& in) {
       -1);
   in.DefNative(
       "prn-str",
-      [](Interp&, Args a, size_t n, const FnObj&) {
-        return Val::String(Joined(a, n, true) + "\n");
-      },
+      [](Interp&, Args a, size_t n, const FnObj&) { return Val::String(Joined(a, n, true, "\n")); },
       0, -1);
   in.DefNative(
       "println-str",
       [](Interp&, Args a, size_t n, const FnObj&) {
-        return Val::String(Joined(a, n, false) + "\n");
+        return Val::String(Joined(a, n, false, "\n"));
       },
       0, -1);
   in.DefNative(
@@ -170,7 +171,7 @@ void RegisterMisc(Interp& in) {
   in.DefNative(
       "prn",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        in.Write(Joined(a, n, true) + "\n");
+        in.Write(Joined(a, n, true, "\n"));
         return Val();
       },
       0, -1);
@@ -184,7 +185,7 @@ void RegisterMisc(Interp& in) {
   in.DefNative(
       "println",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        in.Write(Joined(a, n, false) + "\n");
+        in.Write(Joined(a, n, false, "\n"));
         return Val();
       },
       0, -1);
@@ -213,7 +214,8 @@ void RegisterMisc(Interp& in) {
         edn::ReadOptions options;
         options.allow_quote = true;
         options.script_syntax = true;
-        Result<edn::Value> form = edn::Read(StrArg(s, a[0]), options);
+        ScopedCharge tree;  // until the script value is made
+        Result<edn::Value> form = ReadCharged(StrArg(s, a[0]), options, &tree);
         if (!form.ok()) Fail("read-string: " + form.status().message(), Code::kParse);
         return FromEdn(*form);
       },
@@ -237,7 +239,9 @@ void RegisterMisc(Interp& in) {
   in.DefNative(
       "parse-uuid",
       [](Interp&, Args a, size_t, const FnObj& s) {
-        Result<edn::Uuid> u = edn::ParseUuid(StrArg(s, a[0]));
+        const std::string& text = StrArg(s, a[0]);
+        if (text.size() != 36) return Val();  // 8-4-4-4-12 hex digits
+        Result<edn::Uuid> u = edn::ParseUuid(text);
         if (!u.ok()) return Val();
         return Val::Text(Type::kUuid, std::string(u->begin(), u->end()));
       },
@@ -258,7 +262,7 @@ void RegisterMisc(Interp& in) {
                  Code::kNotFound);
           }
           if (spec.is(Type::kVector)) {
-            std::vector<Val> parts = ToVector(spec);
+            ValVec parts = ToVector(spec);
             for (size_t k = 1; k + 1 < parts.size(); k += 2) {
               if (parts[k].is(Type::kKeyword) && parts[k].str() == "as" &&
                   parts[k + 1].is(Type::kSymbol)) {

@@ -14,45 +14,55 @@ using Args = const Val*;
 
 Val Call1(Interp& in, const Val& f, const Val& x) { return in.Apply(f, &x, 1); }
 
+// The results of map and filter are built by Out: ListBuilder (lists), VecBuilder
+// (vectors) or Buffer (a ValVec, for results that are walked again), element by element.
+struct Buffer {
+  ValVec v;
+  void Add(Val x) { v.push_back(std::move(x)); }
+  ValVec Build() { return std::move(v); }
+};
+
 // map over several collections: stops at the shortest.
-std::vector<Val> MapMany(Interp& in, const Val& f, Args colls, size_t n) {
-  std::vector<std::vector<Val>> cs;
+template <typename Out>
+auto MapMany(Interp& in, const Val& f, Args colls, size_t n) {
+  std::vector<ValVec, Charged<ValVec>> cs;
   size_t len = SIZE_MAX;
   for (size_t i = 0; i < n; ++i) {
     cs.push_back(Elements(in, colls[i]));
     len = std::min(len, cs.back().size());
   }
-  std::vector<Val> out;
-  std::vector<Val> args(n);
+  Out out;
+  ValVec args(n);
   for (size_t k = 0; k < len; ++k) {
     for (size_t i = 0; i < n; ++i) args[i] = cs[i][k];
-    out.push_back(in.Apply(f, args.data(), n));
+    out.Add(in.Apply(f, args.data(), n));
   }
-  return out;
+  return out.Build();
 }
 
-std::vector<Val> MapOne(Interp& in, const Val& f, const Val& coll) {
-  std::vector<Val> out;
+template <typename Out>
+auto MapOne(Interp& in, const Val& f, const Val& coll) {
+  Out out;
   ForEach(coll, [&](const Val& x) {
-    in.Step();
-    out.push_back(Call1(in, f, x));
+    out.Add(Call1(in, f, x));
     return true;
   });
-  return out;
+  return out.Build();
 }
 
-std::vector<Val> DoMap(Interp& in, Args a, size_t n) {
-  return n == 2 ? MapOne(in, a[0], a[1]) : MapMany(in, a[0], a + 1, n - 1);
+template <typename Out>
+auto DoMap(Interp& in, Args a, size_t n) {
+  return n == 2 ? MapOne<Out>(in, a[0], a[1]) : MapMany<Out>(in, a[0], a + 1, n - 1);
 }
 
-std::vector<Val> Filter(Interp& in, const Val& pred, const Val& coll, bool keep) {
-  std::vector<Val> out;
+template <typename Out>
+Val Filter(Interp& in, const Val& pred, const Val& coll, bool keep) {
+  Out out;
   ForEach(coll, [&](const Val& x) {
-    in.Step();
-    if (Call1(in, pred, x).truthy() == keep) out.push_back(x);
+    if (Call1(in, pred, x).truthy() == keep) out.Add(x);
     return true;
   });
-  return out;
+  return out.Build();
 }
 
 Val Range(Args a, size_t n, const FnObj& s) {
@@ -73,52 +83,53 @@ Val Range(Args a, size_t n, const FnObj& s) {
   double end = n >= 2 ? NumArg(s, a[1]) : NumArg(s, a[0]);
   double step = n == 3 ? NumArg(s, a[2]) : 1;
   if (step == 0 || std::isnan(step)) Fail("range: the step must not be zero");
-  std::vector<Val> out;
+  ListBuilder out;
   for (double x = start; step > 0 ? x < end : x > end; x += step) {
     if (out.size() > 100000000) Fail("range: too many elements");
     // As in Clojure, the first element is the start as given: (range 0 1 0.5) is (0 0.5).
-    out.push_back(out.empty() && n >= 2 ? a[0] : Val::Float(x));
+    out.Add(out.size() == 0 && n >= 2 ? a[0] : Val::Float(x));
   }
-  return ListOf(std::move(out));
+  return out.Build();
 }
 
-Val Take(Interp& in, int64_t n, const Val& coll) {
-  std::vector<Val> out;
+Val Take(int64_t n, const Val& coll) {
+  ListBuilder out;
   if (n <= 0) return Val::EmptyList();
   ForEach(coll, [&](const Val& x) {
-    in.Step();
-    out.push_back(x);
+    out.Add(x);
     return static_cast<int64_t>(out.size()) < n;
   });
-  return ListOf(std::move(out));
+  return out.Build();
 }
 
-Val Drop(Interp& in, int64_t n, const Val& coll) {
+Val Drop(int64_t n, const Val& coll) {
   if (coll.is(Type::kSeq) && coll.as<SeqView>()->kind == SeqKind::kRange) {
     const SeqView* r = coll.as<SeqView>();
     if (n >= static_cast<int64_t>(r->n)) return Val::EmptyList();
     if (n <= 0) return coll;
     return RangeSeq(r->start + r->step * n, r->step, r->n - static_cast<size_t>(n));
   }
-  std::vector<Val> out;
+  ListBuilder out;
   int64_t k = 0;
   ForEach(coll, [&](const Val& x) {
-    in.Step();
-    if (k++ >= n) out.push_back(x);
+    if (k++ >= n) out.Add(x);
     return true;
   });
-  return ListOf(std::move(out));
+  return out.Build();
 }
 
 // The function values built by partial, comp, constantly ...
+// Those that walk their bound values charge a step per value.
 Val PartialFn(Interp& in, Args a, size_t n, const FnObj& self) {
-  std::vector<Val> args(self.data.begin() + 1, self.data.end());
+  in.Steps(static_cast<int64_t>(self.data.size()));
+  ValVec args(self.data.begin() + 1, self.data.end());
   args.insert(args.end(), a, a + n);
   return in.Apply(self.data[0], args.data(), args.size());
 }
 
 Val CompFn(Interp& in, Args a, size_t n, const FnObj& self) {
   size_t k = self.data.size();
+  in.Steps(static_cast<int64_t>(k));
   Val v = in.Apply(self.data[k - 1], a, n);
   for (size_t i = k - 1; i-- > 0;) v = Call1(in, self.data[i], v);
   return v;
@@ -131,13 +142,14 @@ Val ComplementFn(Interp& in, Args a, size_t n, const FnObj& self) {
 }
 
 Val JuxtFn(Interp& in, Args a, size_t n, const FnObj& self) {
-  VecBuilder b;
+  VecBuilder b;  // a step per function
   for (const Val& f : self.data) b.Add(in.Apply(f, a, n));
   return b.Build();
 }
 
 Val FnilFn(Interp& in, Args a, size_t n, const FnObj& self) {
-  std::vector<Val> args(a, a + n);
+  in.Steps(static_cast<int64_t>(self.data.size()));
+  ValVec args(a, a + n);
   for (size_t i = 0; i + 1 < self.data.size() && i < n; ++i) {
     if (args[i].is_nil()) args[i] = self.data[i + 1];
   }
@@ -146,7 +158,7 @@ Val FnilFn(Interp& in, Args a, size_t n, const FnObj& self) {
 
 Val MemoFn(Interp& in, Args a, size_t n, const FnObj& self) {
   AtomObj* cache = self.data[1].as<AtomObj>();
-  Val key = VecFrom(std::vector<Val>(a, a + n));
+  Val key = VecFrom(ValVec(a, a + n));
   if (cache->value.is(Type::kMap)) {
     if (const Val* hit = MapFind(cache->value, key)) return *hit;
   }
@@ -155,14 +167,13 @@ Val MemoFn(Interp& in, Args a, size_t n, const FnObj& self) {
   return v;
 }
 
-void Flatten(Interp& in, const Val& x, std::vector<Val>* out) {
+void Flatten(const Val& x, ListBuilder* out) {
   NestGuard nest;
   ForEach(x, [&](const Val& e) {
-    in.Step();
     if (e.is_sequential()) {
-      Flatten(in, e, out);
+      Flatten(e, out);
     } else {
-      out->push_back(e);
+      out->Add(e);
     }
     return true;
   });
@@ -172,15 +183,16 @@ Val Partition(Interp& in, Args a, size_t n, const FnObj& s, bool all) {
   int64_t size = IntArg(s, a[0]);
   int64_t step = n == 3 ? IntArg(s, a[1]) : size;
   if (size <= 0 || step <= 0) Fail(s.name + " needs a positive size and step");
-  std::vector<Val> xs = Elements(in, a[n - 1]);
-  std::vector<Val> out;
+  ValVec xs = Elements(in, a[n - 1]);
+  ListBuilder out;
   for (size_t i = 0; i < xs.size(); i += static_cast<size_t>(step)) {
     size_t end = std::min(xs.size(), i + static_cast<size_t>(size));
     if (!all && end - i < static_cast<size_t>(size)) break;
-    out.push_back(ListOf(
-        std::vector<Val>(xs.begin() + static_cast<long>(i), xs.begin() + static_cast<long>(end))));
+    ListBuilder part;
+    for (size_t k = i; k < end; ++k) part.Add(xs[k]);
+    out.Add(part.Build());
   }
-  return ListOf(std::move(out));
+  return out.Build();
 }
 
 [[noreturn]] void Infinite(const FnObj& s) {
@@ -191,17 +203,13 @@ Val Partition(Interp& in, Args a, size_t n, const FnObj& s, bool all) {
 
 }  // namespace
 
-std::vector<Val> Elements(Interp& in, const Val& coll) {
-  std::vector<Val> out = ToVector(coll);
-  in.Steps(static_cast<int64_t>(out.size()));
-  return out;
-}
+ValVec Elements(Interp&, const Val& coll) { return ToVector(coll); }
 
-Val NativeClosure(const char* name, NativeFn fn, std::vector<Val> data) {
+Val NativeClosure(const char* name, NativeFn fn, ValVec data) {
   Ref<FnObj> fo = Make<FnObj>(data.size() * sizeof(Val));
   fo->native = fn;
   fo->name = name;
-  fo->data = std::move(data);
+  fo->data.assign(std::make_move_iterator(data.begin()), std::make_move_iterator(data.end()));
   return Val::Object(Type::kFn, fo.get());
 }
 
@@ -214,10 +222,12 @@ int CompareWith(Interp& in, const Val& cmp, const Val& a, const Val& b) {
   return in.Call(cmp, {b, a}).truthy() ? 1 : 0;
 }
 
-void SortVals(std::vector<Val>* v, const std::function<int(const Val&, const Val&)>& cmp) {
+void SortVals(ValVec* v, const std::function<int(const Val&, const Val&)>& cmp) {
   size_t n = v->size();
-  std::vector<Val> tmp(n);
+  ValVec tmp(n);
+  Meter& meter = CurrentMeter();
   for (size_t width = 1; width < n; width *= 2) {
+    meter.Steps(static_cast<int64_t>(n));  // each pass moves every element
     for (size_t lo = 0; lo < n; lo += 2 * width) {
       size_t mid = std::min(lo + width, n), hi = std::min(lo + 2 * width, n);
       size_t i = lo, j = mid, k = lo;
@@ -231,61 +241,66 @@ void SortVals(std::vector<Val>* v, const std::function<int(const Val&, const Val
 
 void RegisterSeq(Interp& in) {
   in.DefNative(
-      "map", [](Interp& in, Args a, size_t n, const FnObj&) { return ListOf(DoMap(in, a, n)); }, 2,
+      "map",
+      [](Interp& in, Args a, size_t n, const FnObj&) { return DoMap<ListBuilder>(in, a, n); }, 2,
       -1);
   in.DefNative(
-      "mapv", [](Interp& in, Args a, size_t n, const FnObj&) { return VecFrom(DoMap(in, a, n)); },
-      2, -1);
+      "mapv",
+      [](Interp& in, Args a, size_t n, const FnObj&) { return DoMap<VecBuilder>(in, a, n); }, 2,
+      -1);
   in.DefNative(
       "mapcat",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> out;
-        for (const Val& part : DoMap(in, a, n)) {
+        ListBuilder out;
+        for (const Val& part : DoMap<Buffer>(in, a, n)) {
           ForEach(part, [&](const Val& x) {
-            out.push_back(x);
+            out.Add(x);
             return true;
           });
         }
-        return ListOf(std::move(out));
+        return out.Build();
       },
       2, -1);
   in.DefNative(
       "map-indexed",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
+        ListBuilder out;
         int64_t i = 0;
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
-          out.push_back(in.Call(a[0], {Val::Int(i++), x}));
+          out.Add(in.Call(a[0], {Val::Int(i++), x}));
           return true;
         });
-        return ListOf(std::move(out));
+        return out.Build();
       },
       2, 2);
   in.DefNative(
       "keep",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
-        for (Val& x : MapOne(in, a[0], a[1])) {
-          if (!x.is_nil()) out.push_back(std::move(x));
-        }
-        return ListOf(std::move(out));
+        ListBuilder out;
+        ForEach(a[1], [&](const Val& x) {
+          Val r = Call1(in, a[0], x);
+          if (!r.is_nil()) out.Add(std::move(r));
+          return true;
+        });
+        return out.Build();
       },
       2, 2);
   in.DefNative(
       "filter",
-      [](Interp& in, Args a, size_t, const FnObj&) { return ListOf(Filter(in, a[0], a[1], true)); },
+      [](Interp& in, Args a, size_t, const FnObj&) {
+        return Filter<ListBuilder>(in, a[0], a[1], true);
+      },
       2, 2);
   in.DefNative(
       "filterv",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        return VecFrom(Filter(in, a[0], a[1], true));
+        return Filter<VecBuilder>(in, a[0], a[1], true);
       },
       2, 2);
   in.DefNative(
       "remove",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        return ListOf(Filter(in, a[0], a[1], false));
+        return Filter<ListBuilder>(in, a[0], a[1], false);
       },
       2, 2);
   in.DefNative(
@@ -295,7 +310,6 @@ void RegisterSeq(Interp& in) {
         bool have = n == 3;
         if (have) acc = a[1];
         ForEach(a[n - 1], [&](const Val& x) {
-          in.Step();
           if (!have) {
             acc = x;
             have = true;
@@ -310,16 +324,16 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "reductions",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> out;
-        bool have = n == 3;
-        if (have) out.push_back(a[1]);
+        ListBuilder out;
+        Val last;
+        if (n == 3) out.Add(last = a[1]);
         ForEach(a[n - 1], [&](const Val& x) {
-          in.Step();
-          out.push_back(out.empty() ? x : in.Call(a[0], {out.back(), x}));
+          last = out.size() == 0 ? x : in.Call(a[0], {last, x});
+          out.Add(last);
           return true;
         });
-        if (out.empty()) out.push_back(in.Apply(a[0], nullptr, 0));
-        return ListOf(std::move(out));
+        if (out.size() == 0) out.Add(in.Apply(a[0], nullptr, 0));
+        return out.Build();
       },
       2, 3);
   in.DefNative(
@@ -328,14 +342,12 @@ void RegisterSeq(Interp& in) {
         Val acc = a[1];
         if (a[2].is(Type::kMap)) {
           ForEachEntry(a[2], [&](const Val& k, const Val& v) {
-            in.Step();
             acc = in.Call(a[0], {std::move(acc), k, v});
             return true;
           });
         } else {
           int64_t i = 0;
           ForEach(a[2], [&](const Val& v) {
-            in.Step();
             acc = in.Call(a[0], {std::move(acc), Val::Int(i++), v});
             return true;
           });
@@ -346,27 +358,27 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "range", [](Interp&, Args a, size_t n, const FnObj& s) { return Range(a, n, s); }, 0, 3);
   in.DefNative(
-      "take",
-      [](Interp& in, Args a, size_t, const FnObj& s) { return Take(in, IntArg(s, a[0]), a[1]); }, 2,
-      2);
+      "take", [](Interp&, Args a, size_t, const FnObj& s) { return Take(IntArg(s, a[0]), a[1]); },
+      2, 2);
   in.DefNative(
-      "drop",
-      [](Interp& in, Args a, size_t, const FnObj& s) { return Drop(in, IntArg(s, a[0]), a[1]); }, 2,
-      2);
+      "drop", [](Interp&, Args a, size_t, const FnObj& s) { return Drop(IntArg(s, a[0]), a[1]); },
+      2, 2);
   in.DefNative(
       "take-last",
       [](Interp& in, Args a, size_t, const FnObj& s) {
-        std::vector<Val> xs = Elements(in, a[1]);
+        ValVec xs = Elements(in, a[1]);
         int64_t n = std::max<int64_t>(0, IntArg(s, a[0]));
         size_t from = xs.size() > static_cast<size_t>(n) ? xs.size() - static_cast<size_t>(n) : 0;
         if (from == xs.size()) return Val();
-        return ListOf(std::vector<Val>(xs.begin() + static_cast<long>(from), xs.end()));
+        ListBuilder out;
+        for (size_t i = from; i < xs.size(); ++i) out.Add(xs[i]);
+        return out.Build();
       },
       2, 2);
   in.DefNative(
       "drop-last",
       [](Interp& in, Args a, size_t n, const FnObj& s) {
-        std::vector<Val> xs = Elements(in, a[n - 1]);
+        ValVec xs = Elements(in, a[n - 1]);
         int64_t k = n == 2 ? std::max<int64_t>(0, IntArg(s, a[0])) : 1;
         xs.resize(xs.size() > static_cast<size_t>(k) ? xs.size() - static_cast<size_t>(k) : 0);
         return ListOf(std::move(xs));
@@ -375,7 +387,7 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "butlast",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> xs = Elements(in, a[0]);
+        ValVec xs = Elements(in, a[0]);
         if (xs.size() <= 1) return Val();
         xs.pop_back();
         return ListOf(std::move(xs));
@@ -384,56 +396,52 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "take-while",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
+        ListBuilder out;
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           if (!Call1(in, a[0], x).truthy()) return false;
-          out.push_back(x);
+          out.Add(x);
           return true;
         });
-        return ListOf(std::move(out));
+        return out.Build();
       },
       2, 2);
   in.DefNative(
       "drop-while",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
+        ListBuilder out;
         bool dropping = true;
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           if (dropping && Call1(in, a[0], x).truthy()) return true;
           dropping = false;
-          out.push_back(x);
+          out.Add(x);
           return true;
         });
-        return ListOf(std::move(out));
+        return out.Build();
       },
       2, 2);
   in.DefNative(
       "split-at",
-      [](Interp& in, Args a, size_t, const FnObj& s) {
+      [](Interp&, Args a, size_t, const FnObj& s) {
         int64_t n = IntArg(s, a[0]);
-        return Vec2(Take(in, n, a[1]), Drop(in, n, a[1]));
+        return Vec2(Take(n, a[1]), Drop(n, a[1]));
       },
       2, 2);
   in.DefNative(
       "split-with",
       [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> head, tail;
+        ListBuilder head, tail;
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
-          (tail.empty() && Call1(in, a[0], x).truthy() ? head : tail).push_back(x);
+          (tail.size() == 0 && Call1(in, a[0], x).truthy() ? head : tail).Add(x);
           return true;
         });
-        return Vec2(ListOf(std::move(head)), ListOf(std::move(tail)));
+        return Vec2(head.Build(), tail.Build());
       },
       2, 2);
   in.DefNative(
       "sort",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> xs = Elements(in, a[n - 1]);
+        ValVec xs = Elements(in, a[n - 1]);
         Val cmp = n == 2 ? a[0] : Val();
-        in.Steps(static_cast<int64_t>(xs.size()) * 8);
         SortVals(&xs, [&](const Val& x, const Val& y) { return CompareWith(in, cmp, x, y); });
         return ListOf(std::move(xs));
       },
@@ -441,19 +449,18 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "sort-by",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> xs = Elements(in, a[n - 1]);
-        std::vector<Val> keys = MapOne(in, a[0], a[n - 1]);
+        ValVec xs = Elements(in, a[n - 1]);
+        ValVec keys = MapOne<Buffer>(in, a[0], a[n - 1]);
         Val cmp = n == 3 ? a[1] : Val();
-        std::vector<Val> idx;
+        ValVec idx;
         for (size_t i = 0; i < xs.size(); ++i) idx.push_back(Val::Int(static_cast<int64_t>(i)));
-        in.Steps(static_cast<int64_t>(xs.size()) * 8);
         SortVals(&idx, [&](const Val& i, const Val& j) {
           return CompareWith(in, cmp, keys[static_cast<size_t>(i.as_int())],
                              keys[static_cast<size_t>(j.as_int())]);
         });
-        std::vector<Val> out;
-        for (const Val& i : idx) out.push_back(xs[static_cast<size_t>(i.as_int())]);
-        return ListOf(std::move(out));
+        ListBuilder out;
+        for (const Val& i : idx) out.Add(xs[static_cast<size_t>(i.as_int())]);
+        return out.Build();
       },
       2, 3);
   in.DefNative(
@@ -461,7 +468,6 @@ void RegisterSeq(Interp& in) {
       [](Interp& in, Args a, size_t, const FnObj&) {
         Val out = Val::EmptyMap();
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           Val k = Call1(in, a[0], x);
           const Val* group = MapFind(out, k);
           out = MapAssoc(out, k, VecConj(group ? *group : Val::EmptyVector(), x));
@@ -472,10 +478,9 @@ void RegisterSeq(Interp& in) {
       2, 2);
   in.DefNative(
       "frequencies",
-      [](Interp& in, Args a, size_t, const FnObj&) {
+      [](Interp&, Args a, size_t, const FnObj&) {
         Val out = Val::EmptyMap();
         ForEach(a[0], [&](const Val& x) {
-          in.Step();
           const Val* n = MapFind(out, x);
           out = MapAssoc(out, x, Val::Int(n ? n->as_int() + 1 : 1));
           return true;
@@ -485,17 +490,16 @@ void RegisterSeq(Interp& in) {
       1, 1);
   in.DefNative(
       "distinct",
-      [](Interp& in, Args a, size_t, const FnObj&) {
+      [](Interp&, Args a, size_t, const FnObj&) {
         Val seen = Val::EmptySet();
-        std::vector<Val> out;
+        ListBuilder out;
         ForEach(a[0], [&](const Val& x) {
-          in.Step();
           if (TreeFind(seen.as<TNode>(), x)) return true;
           seen = SetConj(seen, x);
-          out.push_back(x);
+          out.Add(x);
           return true;
         });
-        return ListOf(std::move(out));
+        return out.Build();
       },
       1, 1);
   in.DefNative(
@@ -503,7 +507,6 @@ void RegisterSeq(Interp& in) {
       [](Interp& in, Args a, size_t, const FnObj&) {
         Val found;
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           Val r = Call1(in, a[0], x);
           if (!r.truthy()) return true;
           found = r;
@@ -517,10 +520,8 @@ void RegisterSeq(Interp& in) {
         name,
         [](Interp& in, Args a, size_t, const FnObj& s) {
           bool want = s.name != "not-any?";  // every? and not-every? test for truth
-          bool all = ForEach(a[1], [&](const Val& x) {
-            in.Step();
-            return Call1(in, a[0], x).truthy() == want;
-          });
+          bool all =
+              ForEach(a[1], [&](const Val& x) { return Call1(in, a[0], x).truthy() == want; });
           return Val::Bool(s.name == "not-every?" ? !all : all);
         },
         2, 2);
@@ -528,9 +529,9 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "apply",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<Val> args(a + 1, a + n - 1);
+        ValVec args(a + 1, a + n - 1);
+        if (a[n - 1].is_coll()) ReserveValues(&args, Count(a[n - 1]));
         ForEach(a[n - 1], [&](const Val& x) {
-          in.Step();
           args.push_back(x);
           return true;
         });
@@ -540,14 +541,14 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "partial",
       [](Interp&, Args a, size_t n, const FnObj&) {
-        return NativeClosure("partial", PartialFn, std::vector<Val>(a, a + n));
+        return NativeClosure("partial", PartialFn, ValVec(a, a + n));
       },
       1, -1);
   in.DefNative(
       "comp",
       [](Interp& in, Args a, size_t n, const FnObj&) {
         if (n == 0) return *in.CoreFn("identity");
-        return NativeClosure("comp", CompFn, std::vector<Val>(a, a + n));
+        return NativeClosure("comp", CompFn, ValVec(a, a + n));
       },
       0, -1);
   in.DefNative(
@@ -567,13 +568,13 @@ void RegisterSeq(Interp& in) {
   in.DefNative(
       "juxt",
       [](Interp&, Args a, size_t n, const FnObj&) {
-        return NativeClosure("juxt", JuxtFn, std::vector<Val>(a, a + n));
+        return NativeClosure("juxt", JuxtFn, ValVec(a, a + n));
       },
       1, -1);
   in.DefNative(
       "fnil",
       [](Interp&, Args a, size_t n, const FnObj&) {
-        return NativeClosure("fnil", FnilFn, std::vector<Val>(a, a + n));
+        return NativeClosure("fnil", FnilFn, ValVec(a, a + n));
       },
       2, 4);
   in.DefNative(
@@ -585,37 +586,38 @@ void RegisterSeq(Interp& in) {
       1, 1);
   in.DefNative(
       "flatten",
-      [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
-        if (a[0].is_sequential()) Flatten(in, a[0], &out);
-        return ListOf(std::move(out));
+      [](Interp&, Args a, size_t, const FnObj&) {
+        ListBuilder out;
+        if (a[0].is_sequential()) Flatten(a[0], &out);
+        return out.Build();
       },
       1, 1);
   in.DefNative(
       "interleave",
       [](Interp& in, Args a, size_t n, const FnObj&) {
-        std::vector<std::vector<Val>> cs;
+        std::vector<ValVec, Charged<ValVec>> cs;
         size_t len = SIZE_MAX;
         for (size_t i = 0; i < n; ++i) {
           cs.push_back(Elements(in, a[i]));
           len = std::min(len, cs.back().size());
         }
-        std::vector<Val> out;
+        ListBuilder out;
         for (size_t k = 0; k < len; ++k) {
-          for (auto& c : cs) out.push_back(c[k]);
+          for (auto& c : cs) out.Add(c[k]);
         }
-        return ListOf(std::move(out));
+        return out.Build();
       },
       1, -1);
   in.DefNative(
       "interpose",
-      [](Interp& in, Args a, size_t, const FnObj&) {
-        std::vector<Val> out;
-        for (const Val& x : Elements(in, a[1])) {
-          if (!out.empty()) out.push_back(a[0]);
-          out.push_back(x);
-        }
-        return ListOf(std::move(out));
+      [](Interp&, Args a, size_t, const FnObj&) {
+        ListBuilder out;
+        ForEach(a[1], [&](const Val& x) {
+          if (out.size() > 0) out.Add(a[0]);
+          out.Add(x);
+          return true;
+        });
+        return out.Build();
       },
       2, 2);
   in.DefNative(
@@ -631,10 +633,10 @@ void RegisterSeq(Interp& in) {
       [](Interp& in, Args a, size_t n, const FnObj& s) {
         if (n == 1) Infinite(s);
         int64_t k = IntArg(s, a[0]);
-        in.Steps(std::max<int64_t>(k, 0));
-        std::vector<Val> out;
-        for (int64_t i = 0; i < k; ++i) out.push_back(a[1]);
-        return ListOf(std::move(out));
+        in.Steps(std::max<int64_t>(k, 0));  // fails up front past the step limit
+        Val out = Val::EmptyList();
+        for (int64_t i = 0; i < k; ++i) out = Cons(a[1], std::move(out));
+        return out;
       },
       1, 2);
   for (const char* name : {"iterate", "cycle", "repeatedly", "lazy-seq"}) {
@@ -663,7 +665,6 @@ void RegisterSeq(Interp& in) {
       "run!",
       [](Interp& in, Args a, size_t, const FnObj&) {
         ForEach(a[1], [&](const Val& x) {
-          in.Step();
           Call1(in, a[0], x);
           return true;
         });
@@ -691,7 +692,6 @@ void RegisterSeq(Interp& in) {
           MapBuilder b;
           if (a[0].is(Type::kMap)) {
             ForEachEntry(a[0], [&](const Val& k, const Val& v) {
-              in.Step();
               if (vals) {
                 b.Add(k, Call1(in, a[1], v));
               } else {

@@ -9,7 +9,6 @@ namespace mentat::script {
 
 namespace {
 
-constexpr int64_t kInterruptCheckEvery = 1024;
 constexpr size_t kInlineArgs = 8;
 constexpr int kInlineSlots = 8;
 
@@ -68,6 +67,7 @@ void Interp::DefNative(const std::string& name, NativeFn fn, int min_args, int m
   fo->min_args = min_args;
   fo->max_args = max_args;
   Val v = Val::Object(Type::kFn, fo.get());
+  builtins_.push_back(name);
   Var* var = Intern(name);
   var->value = v;
   var->bound = true;
@@ -84,25 +84,10 @@ void Interp::Write(std::string_view text) {
 }
 
 void Interp::BeginRun() {
-  steps_ = 0;
-  run_gen_ = interrupt_gen_.load();
-  step_limit_ = kInterruptCheckEvery;
-  if (limits_.max_steps > 0 && limits_.max_steps < step_limit_) step_limit_ = limits_.max_steps;
+  meter_.Begin(limits_.max_steps);
   depth_ = 0;
   recur_ = false;
   SetStackBounds();
-}
-
-void Interp::StepLimit() {
-  if (limits_.max_steps > 0 && steps_ > limits_.max_steps) {
-    throw LimitError{Status::Interrupted("script step limit exceeded (" +
-                                         std::to_string(limits_.max_steps) + " steps)")};
-  }
-  if (interrupt_gen_.load(std::memory_order_relaxed) != run_gen_) {
-    throw LimitError{Status::Interrupted("script interrupted")};
-  }
-  step_limit_ = steps_ + kInterruptCheckEvery;
-  if (limits_.max_steps > 0 && limits_.max_steps < step_limit_) step_limit_ = limits_.max_steps;
 }
 
 Val Interp::EvalForm(const edn::Value& form) {
@@ -300,11 +285,14 @@ Val Interp::ApplyData(const Val& f, const Val* args, size_t n) {
       if (n != 1 || !args[0].is(Type::kInt)) Fail("a vector called as a function takes an index");
       return Nth(f, args[0].as_int(), nullptr);
     default:
-      Fail(std::string("a ") + TypeName(f.type()) + " is not a function: " + PrStr(f));
+      Fail(std::string("a ") + TypeName(f.type()) + " is not a function: " + PrBrief(f));
   }
 }
 
 Val Interp::Apply(const Val& f, const Val* args, size_t n) {
+  // Calls written in the source have a handful of arguments; many arguments come from
+  // apply or partial and cost a step each, so builtins may walk their arguments freely.
+  if (n > kInlineArgs) Steps(static_cast<int64_t>(n));
   switch (f.type()) {
     case Type::kFn: {
       const FnObj* fo = f.as<FnObj>();
@@ -348,7 +336,9 @@ Val Interp::Invoke(const FnObj* fo, const Val* args, size_t n) {
   size_t np = static_cast<size_t>(arity->nparams);
   for (size_t i = 0; i < np; ++i) slots[i] = args[i];
   if (arity->variadic) {
-    slots[np] = n > np ? ListOf(std::vector<Val>(args + np, args + n)) : Val();
+    ListBuilder rest;
+    for (size_t i = np; i < n; ++i) rest.Add(args[i]);
+    slots[np] = n > np ? rest.Build() : Val();
   }
   // Keep the closure alive while it runs, even if the caller drops it.
   Val keep = Val::Object(Type::kFn, const_cast<FnObj*>(fo));
@@ -367,21 +357,21 @@ void ArityError(const FnObj& self, size_t n) {
 
 int64_t IntArg(const FnObj& self, const Val& v, const char* what) {
   if (!v.is(Type::kInt)) {
-    Fail(self.name + " expects " + what + ", got " + (v.is_nil() ? "nil" : PrStr(v)));
+    Fail(self.name + " expects " + what + ", got " + (v.is_nil() ? "nil" : PrBrief(v)));
   }
   return v.as_int();
 }
 
 double NumArg(const FnObj& self, const Val& v) {
   if (!v.is_number()) {
-    Fail(self.name + " expects a number, got " + (v.is_nil() ? "nil" : PrStr(v)));
+    Fail(self.name + " expects a number, got " + (v.is_nil() ? "nil" : PrBrief(v)));
   }
   return v.as_number();
 }
 
 const std::string& StrArg(const FnObj& self, const Val& v) {
   if (!v.is(Type::kString)) {
-    Fail(self.name + " expects a string, got " + (v.is_nil() ? "nil" : PrStr(v)));
+    Fail(self.name + " expects a string, got " + (v.is_nil() ? "nil" : PrBrief(v)));
   }
   return v.str();
 }

@@ -11,7 +11,6 @@
 // which the script cannot catch. Neither crosses the public API (interpreter.cc converts).
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -124,6 +123,8 @@ class Interp {
                  bool core = true);
   // Builtins by name, immune to user redefinition (clojure.core/x in macro expansions).
   const Val* CoreFn(const std::string& name) const;
+  // Every name DefNative registered, in registration order (the metering test walks it).
+  const std::vector<std::string>& builtins() const { return builtins_; }
   std::map<std::string, std::string>& aliases() { return aliases_; }
   Arena& arena() { return arena_; }
 
@@ -137,14 +138,12 @@ class Interp {
 
   // ---- Limits ----
   void BeginRun();  // resets the step count and takes the stack bounds
-  inline void Step() {
-    if (++steps_ > step_limit_) StepLimit();
-  }
-  void Steps(int64_t n) {
-    steps_ += n;
-    if (steps_ > step_limit_) StepLimit();
-  }
-  void RequestInterrupt() { interrupt_gen_.fetch_add(1); }
+  // Charge the step meter (see Meter); helpers without the Interp at hand charge
+  // CurrentMeter(), which is this meter while a MeterScope for it is alive.
+  void Step() { meter_.Step(); }
+  void Steps(int64_t n) { meter_.Steps(n); }
+  void RequestInterrupt() { meter_.RequestInterrupt(); }
+  Meter& meter() { return meter_; }
   Heap& heap() { return heap_; }
   const Limits& limits() const { return limits_; }
 
@@ -167,20 +166,17 @@ class Interp {
   [[noreturn]] void EvalThrow(const Node* n, Frame& f);
   [[gnu::noinline]] Val ApplyData(const Val& f, const Val* args, size_t n);
   Val Invoke(const FnObj* fo, const Val* args, size_t n);
-  void StepLimit();  // past the step limit, or at an interrupt checkpoint
 
   Limits limits_;
   Heap heap_;
   Arena arena_;
   std::unordered_map<std::string, std::unique_ptr<Var>> vars_;
   std::unordered_map<std::string, Val> core_;
+  std::vector<std::string> builtins_;
   std::map<std::string, std::string> aliases_;
   std::function<void(std::string_view)> output_;
 
-  int64_t steps_ = 0;
-  int64_t step_limit_ = INT64_MAX;  // next step count at which StepLimit() runs
-  std::atomic<uint64_t> interrupt_gen_{0};
-  uint64_t run_gen_ = 0;
+  Meter meter_;
   int depth_ = 0;
   bool recur_ = false;
 };

@@ -14,11 +14,12 @@ struct Interpreter::Impl {
   explicit Impl(Options o)
       : options(std::move(o)), in(Limits{options.max_steps, options.max_depth}) {}
 
-  // Runs `fn` (which evaluates) inside the heap scope, converting every interpreter
-  // exception into a Status.
+  // Runs `fn` (which evaluates) with the interpreter's heap and step meter current,
+  // converting every interpreter exception into a Status.
   template <typename T, typename Fn>
   Result<T> Guard(Fn&& fn) {
     HeapScope scope(&in.heap());
+    MeterScope meter(&in.meter());
     try {
       return fn();
     } catch (const ScriptError& e) {
@@ -32,12 +33,16 @@ struct Interpreter::Impl {
     }
   }
 
+  // Runs in a catch handler, where a LimitError would escape: the data is printed briefly
+  // and outside the limits (the script has already stopped).
   static Status ErrorStatus(const Val& error) {
+    HeapScope no_heap(nullptr);
+    MeterScope no_meter(nullptr);
     const ErrorObj* e = error.as<ErrorObj>();
     std::string msg;
     if (e->pos.known()) msg = std::to_string(e->pos.line) + ":" + std::to_string(e->pos.col) + ": ";
     msg += e->message;
-    if (e->info && e->data.is(Type::kMap) && e->data.obj()) msg += " " + PrStr(e->data);
+    if (e->info && e->data.is(Type::kMap) && e->data.obj()) msg += " " + PrBrief(e->data);
     Code code = e->code == Code::kOk ? Code::kInvalidArgument : e->code;
     return Status(code, msg);
   }
@@ -112,12 +117,16 @@ void Interpreter::SetStore(Store* store, std::string_view name) {
   }
 }
 
-void Interpreter::Define(std::string_view name, const edn::Value& value) {
+Status Interpreter::Define(std::string_view name, const edn::Value& value) {
   Interp& in = impl_->in;
-  HeapScope scope(&in.heap());
-  Var* var = in.Intern(std::string(name));
-  var->value = FromEdn(value);
-  var->bound = true;
+  auto defined = impl_->Guard<bool>([&]() -> Result<bool> {
+    Val v = FromEdn(value);  // may pass the memory or nesting limit
+    Var* var = in.Intern(std::string(name));
+    var->value = std::move(v);
+    var->bound = true;
+    return true;
+  });
+  return defined.ok() ? Status::OK() : defined.status();
 }
 
 std::string Interpreter::TakeOutput() {

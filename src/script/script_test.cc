@@ -193,7 +193,7 @@ TEST(Script, DefinitionsPersistAcrossEvals) {
   ASSERT_TRUE(in.Eval("(def counter (atom 0)) (defn bump [] (swap! counter inc))").ok());
   ASSERT_TRUE(in.Eval("(bump) (bump)").ok());
   EXPECT_EQ(Ev(in, "(deref counter)"), "2");
-  in.Define("host-value", edn::Value::Vector({edn::Value::Int(7)}));
+  ASSERT_TRUE(in.Define("host-value", edn::Value::Vector({edn::Value::Int(7)})).ok());
   EXPECT_EQ(Ev(in, "(first host-value)"), "7");
 }
 

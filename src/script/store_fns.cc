@@ -21,6 +21,14 @@ namespace {
 
 using Args = const Val*;
 
+// What opening a store costs, charged up front: about its time in steps (a few
+// milliseconds), and its memory (SQLite's page cache and schema) while it is open.
+constexpr int64_t kOpenSteps = 100'000;
+constexpr size_t kStoreBytes = 256 * 1024;
+// An in-memory store the script opened keeps what it is given: about this much per
+// datom transacted, charged until the store is closed.
+constexpr int64_t kDatomBytes = 256;
+
 }  // namespace
 
 struct ConnObj : OpaqueObj {
@@ -28,6 +36,7 @@ struct ConnObj : OpaqueObj {
   Store* store = nullptr;  // null once closed
   std::string path;
   StoreState* state = nullptr;
+  ScopedCharge data;  // the datoms of an owned in-memory store
   void Register(StoreState* s) {
     state = s;
     s->conns.insert(this);
@@ -41,10 +50,11 @@ struct ConnObj : OpaqueObj {
     if (store && state) state->Remove(store);
     store = nullptr;
     owned.reset();
+    data.Release();
   }
   std::string Describe() const override {
     std::string out = "#mentat/conn {:path ";
-    PrintVal(Val::String(path.empty() ? ":memory:" : path), true, &out);
+    out += PrStr(Val::String(path.empty() ? ":memory:" : path));
     if (!store) out += ", :closed true";
     return out + "}";
   }
@@ -73,7 +83,7 @@ struct DbObj : OpaqueObj {
       if (p->tx) {
         out += std::to_string(*p->tx);
       } else {
-        PrintVal(Val::Inst(*p->instant_micros), true, &out);
+        out += PrStr(Val::Inst(*p->instant_micros));
       }
     };
     point(":as-of", db.as_of_point());
@@ -97,7 +107,7 @@ T Must(const FnObj& self, Result<T> r) {
 
 ConnObj* ConnArg(const FnObj& self, const Val& v) {
   if (!v.is(Type::kConn)) {
-    Fail(self.name + " expects a connection (from mentat.store/open), got " + PrStr(v));
+    Fail(self.name + " expects a connection (from mentat.store/open), got " + PrBrief(v));
   }
   ConnObj* c = v.as<ConnObj>();
   if (!c->store) Fail(self.name + ": the connection is closed");
@@ -115,7 +125,7 @@ Val MakeDb(const Val& conn, Db db) {
 Val DbArg(const FnObj& self, const Val& v) {
   if (v.is(Type::kConn)) return MakeDb(v, ConnArg(self, v)->store->db());
   if (!v.is(Type::kDb))
-    Fail(self.name + " expects a db value (from mentat.store/db), got " + PrStr(v));
+    Fail(self.name + " expects a db value (from mentat.store/db), got " + PrBrief(v));
   ConnArg(self, v.as<DbObj>()->conn);
   return v;
 }
@@ -135,7 +145,7 @@ void NotSpeculative(const FnObj& self, const Val& db) {
 TxPoint PointArg(const FnObj& self, const Val& t) {
   if (t.is(Type::kInt)) return TxPoint::Tx(t.as_int());
   if (t.is(Type::kInst)) return TxPoint::Instant(t.as_int());
-  Fail(self.name + " expects a transaction id or an #inst, got " + PrStr(t));
+  Fail(self.name + " expects a transaction id or an #inst, got " + PrBrief(t));
 }
 
 Val RefOrIdent(const Schema& schema, Entid e) {
@@ -251,11 +261,12 @@ std::vector<Datom> ReadDatoms(const FnObj& self, const Val& db, const std::strin
   return Must(self, D(db)->db.datoms(index, comps));
 }
 
-edn::Value EidArg(const FnObj& self, const Val& v) {
-  edn::Value e = ToEdn(v, true, "an entity id");
+// `charge`, when given, holds the converted id's memory.
+edn::Value EidArg(const FnObj& self, const Val& v, ScopedCharge* charge = nullptr) {
+  edn::Value e = ToEdn(v, true, "an entity id", charge);
   if (!(e.is_int() || e.is_keyword() || (e.is_vector() && e.size() == 2))) {
     Fail(self.name + ": expected an entity id, ident or [attribute value] lookup ref, got " +
-         PrStr(v));
+         PrBrief(v));
   }
   return e;
 }
@@ -305,19 +316,21 @@ Val ReportVal(const Schema& schema, const TxReport& r, Val before, Val after) {
   return m.Build();
 }
 
-edn::Value TxData(const FnObj& self, const Val& v) {
+// `charge` holds the tree's memory while the store uses it.
+edn::Value TxData(const FnObj& self, const Val& v, ScopedCharge* charge) {
   if (v.is(Type::kString)) {
-    Result<edn::Value> r = edn::Read(v.str());
+    Result<edn::Value> r = ReadCharged(v.str(), edn::ReadOptions{}, charge);
     if (!r.ok()) Fail(self.name + ": " + r.status().message(), Code::kParse);
     return *r;
   }
   // Datomic's client API: (transact conn {:tx-data [...]}).
   if (v.is(Type::kMap)) {
     Val data = Get(v, Val::Keyword("tx-data"));
-    if (!data.is_nil()) return TxData(self, data);
+    if (!data.is_nil()) return TxData(self, data, charge);
   }
-  if (!v.is_sequential()) Fail(self.name + " expects transaction data (a vector), got " + PrStr(v));
-  return ToEdn(v, true, "transaction data");
+  if (!v.is_sequential())
+    Fail(self.name + " expects transaction data (a vector), got " + PrBrief(v));
+  return ToEdn(v, true, "transaction data", charge);
 }
 
 std::string TextArg(const Val& v, const char* what) {
@@ -371,11 +384,12 @@ Val Open(Interp& in, Args a, size_t n, const FnObj& self) {
   if (!memory && !(st.allow_open && st.allow_open(path))) {
     Fail(self.name + ": opening files is not allowed in this sandbox: " + path, Code::kUnsupported);
   }
+  in.Steps(kOpenSteps);
+  Ref<ConnObj> c = Make<ConnObj>(kStoreBytes);
   Options options;
   options.read_only = st.read_only && !memory;
   options.create = !options.read_only;
   std::unique_ptr<Store> store = Must(self, Store::open(memory ? "" : path, options));
-  Ref<ConnObj> c = Make<ConnObj>(0);
   c->store = store.get();
   c->owned = std::move(store);
   c->path = memory ? "" : path;
@@ -406,7 +420,7 @@ void RegisterStore(Interp& in) {
   in.DefNative(
       "mentat.store/close",
       [](Interp&, Args a, size_t, const FnObj& s) {
-        if (!a[0].is(Type::kConn)) Fail(s.name + " expects a connection, got " + PrStr(a[0]));
+        if (!a[0].is(Type::kConn)) Fail(s.name + " expects a connection, got " + PrBrief(a[0]));
         a[0].as<ConnObj>()->Close();
         return Val();
       },
@@ -453,9 +467,16 @@ void RegisterStore(Interp& in) {
       "mentat.store/transact",
       [](Interp&, Args a, size_t, const FnObj& s) {
         ConnObj* c = ConnArg(s, a[0]);
-        edn::Value data = TxData(s, a[1]);
         Db before = c->store->db();
-        TxReport r = Must(s, c->store->transact(data));
+        TxReport r;
+        {
+          ScopedCharge charge;  // the tree, until the store has it
+          edn::Value data = TxData(s, a[1], &charge);
+          r = Must(s, c->store->transact(data));
+        }
+        if (c->owned && c->path.empty()) {
+          c->data.Add(kDatomBytes * static_cast<int64_t>(r.tx_data.size()));
+        }
         Db after = c->store->db();
         if (after.basis() != r.tx_id) after = after.as_of(TxPoint::Tx(r.tx_id));
         return ReportVal(*c->store->schema(), r, MakeDb(a[0], before), MakeDb(a[0], after));
@@ -474,7 +495,11 @@ void RegisterStore(Interp& in) {
                " needs the current db of its connection (not an older, as-of, since or "
                "history db)");
         }
-        TxReport r = Must(s, store->with(TxData(s, a[1])));
+        TxReport r;
+        {
+          ScopedCharge charge;  // the tree, until the store has it
+          r = Must(s, store->with(TxData(s, a[1], &charge)));
+        }
         Ref<DbObj> after = Make<DbObj>(r.tx_data.size() * sizeof(Datom));
         after->conn = D(db)->conn;
         after->db = base;
@@ -491,13 +516,13 @@ void RegisterStore(Interp& in) {
         if (n == 1) {
           if (!a[0].is(Type::kMap) || Get(a[0], Val::Keyword("query")).is_nil()) {
             Fail(s.name + " expects (q db query & inputs), (q query db & inputs) or " +
-                 "(q {:query query :args [db & inputs]}), got " + PrStr(a[0]));
+                 "(q {:query query :args [db & inputs]}), got " + PrBrief(a[0]));
           }
           Val args = Get(a[0], Val::Keyword("args"));
           if (!args.is_nil() && !args.is_sequential()) {
-            Fail(s.name + ": :args must be a vector [db & inputs], got " + PrStr(args));
+            Fail(s.name + ": :args must be a vector [db & inputs], got " + PrBrief(args));
           }
-          std::vector<Val> call = {Get(a[0], Val::Keyword("query"))};
+          ValVec call = {Get(a[0], Val::Keyword("query"))};
           for (Val it = Seq(args); !it.is_nil(); it = Next(it)) call.push_back(First(it));
           if (call.size() < 2) Fail(s.name + ": :args needs at least the db");
           return s.native(in, call.data(), call.size(), s);
@@ -508,13 +533,14 @@ void RegisterStore(Interp& in) {
         NotSpeculative(s, db);
         std::string query = TextArg(datomic_order ? a[0] : a[1], "a query");
         std::vector<Input> inputs;
+        ScopedCharge charge;  // the inputs' trees, while the query runs
         for (size_t i = 2; i < n; ++i) {
           if (a[i].is(Type::kDb) || a[i].is(Type::kConn)) {
             Val other = DbArg(s, a[i]);
             NotSpeculative(s, other);
             inputs.emplace_back(std::make_shared<const Db>(D(other)->db));
           } else {
-            inputs.emplace_back(ToEdn(a[i], true, "a query input"));
+            inputs.emplace_back(ToEdn(a[i], true, "a query input", &charge));
           }
         }
         return QueryVal(Must(s, D(db)->db.q(query, std::move(inputs))));
@@ -542,8 +568,9 @@ void RegisterStore(Interp& in) {
         Val db = DbArg(s, a[0]);
         NotSpeculative(s, db);
         std::vector<edn::Value> eids;
+        ScopedCharge charge;  // the ids, while the store pulls them
         ForEach(a[2], [&](const Val& e) {
-          eids.push_back(EidArg(s, e));
+          eids.push_back(EidArg(s, e, &charge));
           return true;
         });
         VecBuilder b;
@@ -563,7 +590,7 @@ void RegisterStore(Interp& in) {
       [](Interp&, Args a, size_t, const FnObj& s) {
         Val db = DbArg(s, a[0]);
         if (!a[2].is(Type::kKeyword))
-          Fail(s.name + " expects an attribute keyword, got " + PrStr(a[2]));
+          Fail(s.name + " expects an attribute keyword, got " + PrBrief(a[2]));
         const Attribute* attr = StoreOf(db)->schema()->attribute(a[2].str());
         if (!attr) Fail(s.name + ": unknown attribute :" + a[2].str(), Code::kSchema);
         Val m = EntityMap(s, db, a[1]);
@@ -594,7 +621,7 @@ void RegisterStore(Interp& in) {
       [](Interp&, Args a, size_t, const FnObj& s) {
         Val db = DbArg(s, a[0]);
         if (!a[1].is(Type::kKeyword))
-          Fail(s.name + " expects an attribute keyword, got " + PrStr(a[1]));
+          Fail(s.name + " expects an attribute keyword, got " + PrBrief(a[1]));
         std::shared_ptr<const Schema> schema = StoreOf(db)->schema();
         MapBuilder set(true);
         for (const Datom& d : ReadDatoms(s, db, ":aevt", {ToEdn(a[1])}, *schema)) {

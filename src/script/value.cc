@@ -3,6 +3,8 @@
 
 #include <pthread.h>
 
+#include <algorithm>
+
 #include "script/coll.h"
 
 namespace mentat::script {
@@ -10,6 +12,8 @@ namespace mentat::script {
 namespace {
 
 thread_local Heap* tls_heap = nullptr;
+thread_local Meter* tls_meter = nullptr;
+thread_local Meter tls_idle_meter;  // charged outside the interpreter; never stops anything
 
 // Objects whose refcount reached zero while another object was being freed. Draining it
 // in a loop keeps freeing iterative however deep the structure is.
@@ -100,6 +104,81 @@ Heap* CurrentHeap() { return tls_heap; }
 HeapScope::HeapScope(Heap* heap) : saved_(tls_heap) { tls_heap = heap; }
 HeapScope::~HeapScope() { tls_heap = saved_; }
 
+// ---- Steps ----
+
+namespace {
+
+int64_t SaturatingAdd(int64_t a, int64_t b) { return b > INT64_MAX - a ? INT64_MAX : a + b; }
+
+}  // namespace
+
+void Meter::Begin(int64_t max_steps) {
+  steps_ = 0;
+  max_steps_ = max_steps > 0 ? max_steps : 0;
+  run_gen_ = interrupt_gen_.load();
+  next_check_ = kCheckEvery;
+  if (max_steps_ > 0 && max_steps_ < next_check_) next_check_ = max_steps_;
+}
+
+void Meter::Overrun(int64_t n) {
+  steps_ = SaturatingAdd(steps_, n < 0 ? 0 : n);
+  Check();
+}
+
+void Meter::Check() {
+  if (max_steps_ > 0 && steps_ > max_steps_) {
+    throw LimitError{Status::Interrupted("script step limit exceeded (" +
+                                         std::to_string(max_steps_) + " steps)")};
+  }
+  if (interrupt_gen_.load(std::memory_order_relaxed) != run_gen_) {
+    throw LimitError{Status::Interrupted("script interrupted")};
+  }
+  // Without a limit the count only paces the interrupt checks: restart it, so that it
+  // never overflows.
+  if (max_steps_ == 0) steps_ = 0;
+  next_check_ = SaturatingAdd(steps_, kCheckEvery);
+  if (max_steps_ > 0 && max_steps_ < next_check_) next_check_ = max_steps_;
+}
+
+Meter& CurrentMeter() { return tls_meter ? *tls_meter : tls_idle_meter; }
+
+MeterScope::MeterScope(Meter* meter) : saved_(tls_meter) { tls_meter = meter; }
+MeterScope::~MeterScope() { tls_meter = saved_; }
+
+// ---- Text being built ----
+
+void TextBuf::Grow(size_t n) {
+  // std::string at least doubles its capacity when it grows: charge what it will allocate.
+  size_t cap = std::max(s_.size() + n, 2 * s_.capacity());
+  if (heap_) {
+    heap_->ChargeRaw(static_cast<int64_t>(cap) - charged_);
+    charged_ = static_cast<int64_t>(cap);
+  }
+  s_.reserve(cap);
+  Sync();
+}
+
+void TextBuf::Sync() {
+  if (heap_ && static_cast<int64_t>(s_.capacity()) > charged_) {
+    int64_t more = static_cast<int64_t>(s_.capacity()) - charged_;
+    heap_->ChargeRaw(more);
+    charged_ += more;
+  }
+}
+
+void TextBuf::Refund() {
+  if (heap_) heap_->RefundRaw(charged_);
+  charged_ = 0;
+}
+
+std::string TextBuf::Take() {
+  Refund();
+  pending_ = 0;
+  return std::move(s_);
+}
+
+Val TextBuf::ToVal(Type t) { return Val::Text(t, Take()); }
+
 const char* TypeName(Type t) {
   switch (t) {
     case Type::kNil:
@@ -155,6 +234,7 @@ const char* TypeName(Type t) {
 }
 
 Val Val::Text(Type t, std::string s) {
+  CurrentMeter().Text(s.size());
   size_t extra = s.capacity() > 15 ? s.capacity() : 0;
   Ref<StrObj> o = Make<StrObj>(extra, std::move(s));
   return Object(t, o.get());
@@ -167,6 +247,7 @@ const std::string& Val::str() const { return is_text() ? as<StrObj>()->s : kEmpt
 
 std::string_view Val::ns() const {
   const std::string& s = str();
+  CurrentMeter().Text(s.size());
   size_t slash = s.find('/');
   if (slash == std::string::npos || s == "/") return {};
   return std::string_view(s).substr(0, slash);
@@ -174,12 +255,14 @@ std::string_view Val::ns() const {
 
 std::string_view Val::name() const {
   const std::string& s = str();
+  CurrentMeter().Text(s.size());
   size_t slash = s.find('/');
   if (slash == std::string::npos || s == "/") return s;
   return std::string_view(s).substr(slash + 1);
 }
 
 Val Cons(Val first, Val rest) {
+  CurrentMeter().Step();
   Ref<ListObj> cell = Make<ListObj>(0);
   cell->count = 1 + Count(rest);
   cell->first = std::move(first);
@@ -187,13 +270,40 @@ Val Cons(Val first, Val rest) {
   return Val::Object(Type::kList, cell.get());
 }
 
-Val ListOf(std::vector<Val> items) {
+Val ListOf(ValVec items) {
   Val out = Val::EmptyList();
   for (size_t i = items.size(); i-- > 0;) out = Cons(std::move(items[i]), std::move(out));
   return out;
 }
 
+void ListBuilder::Add(Val x) {
+  CurrentMeter().Step();
+  Ref<ListObj> cell = Make<ListObj>(0);
+  cell->first = std::move(x);
+  cell->rest = Val::EmptyList();
+  Val v = Val::Object(Type::kList, cell.get());
+  if (tail_) {
+    tail_->rest = std::move(v);
+  } else {
+    head_ = std::move(v);
+  }
+  tail_ = cell.get();
+  ++n_;
+}
+
+Val ListBuilder::Build() {
+  // The counts are known only now; the cells are still the builder's alone.
+  size_t left = n_;
+  for (ListObj* c = head_.as<ListObj>(); c; c = c->rest.as<ListObj>()) c->count = left--;
+  Val out = std::move(head_);
+  head_ = Val::EmptyList();
+  tail_ = nullptr;
+  n_ = 0;
+  return out;
+}
+
 void Fail(std::string message, Code code) {
+  CurrentMeter().Text(message.size());
   Ref<ErrorObj> e = Make<ErrorObj>(message.size());
   e->message = std::move(message);
   e->code = code;
