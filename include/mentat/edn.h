@@ -64,10 +64,11 @@ class Value {
   Value(Value&&) noexcept = default;
   Value& operator=(const Value&) = default;
   Value& operator=(Value&&) noexcept = default;
-  // Destroys nested collections iteratively: a value nested far deeper than the stack
-  // allows (built in code, or a long recursive pull) is freed without recursion.
+  // Frees a value nested far deeper than the stack allows (built in code, or a long
+  // recursive pull) without running out of it: collections are freed recursively up to a
+  // depth, and iteratively below it.
   ~Value() {
-    if (kind_ >= Kind::kList && kind_ <= Kind::kSet) ReleaseNested();
+    if (kind_ >= Kind::kList && kind_ <= Kind::kSet) ReleaseCollection();
   }
 
   static Value Nil() { return Value(); }
@@ -154,6 +155,7 @@ class Value {
   using Rep = std::variant<std::monostate, bool, int64_t, double, char32_t, std::string,
                            std::shared_ptr<const Vec>, std::shared_ptr<const MapEntries>, Uuid>;
   Value(Kind k, Rep r) : kind_(k), rep_(std::move(r)) {}
+  void ReleaseCollection() noexcept;
   // Moves the nested collections this value alone owns onto a work list and frees them
   // one at a time.
   void ReleaseNested() noexcept;

@@ -15,6 +15,19 @@
 
 namespace mentat::edn {
 
+namespace {
+// Collections being freed recursively on this thread, outermost first.
+thread_local int tls_release_depth = 0;
+constexpr int kRecursiveReleaseDepth = 256;
+}  // namespace
+
+void Value::ReleaseCollection() noexcept {
+  if (tls_release_depth >= kRecursiveReleaseDepth) return ReleaseNested();
+  ++tls_release_depth;
+  rep_ = std::monostate();  // frees the elements now, at this depth
+  --tls_release_depth;
+}
+
 void Value::ReleaseNested() noexcept {
   std::vector<Value> pending;
   // Moves out the collection children of `v` when `v` is their only owner (they are then
