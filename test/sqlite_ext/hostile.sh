@@ -52,13 +52,7 @@ expect_error "a script's string that is not UTF-8" "the string is not valid UTF-
   "SELECT edn_eval(NULL, '(let [c (mentat.store/open)] (mentat.store/transact c [{:db/ident :x/s :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]) (mentat.store/transact c [{:x/s (str \"a\" (char 55296))}]))');"
 
 # Another host, Python: its interrupt and progress handler.
-PY=""
-for p in /usr/bin/python3 python3; do
-  if "$p" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-    PY="$p"
-    break
-  fi
-done
+find_python
 if [ -z "$PY" ]; then
   fail "no Python with sqlite3 extension loading (/usr/bin/python3 from Debian's python3 has it)"
   finish

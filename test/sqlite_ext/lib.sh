@@ -60,6 +60,18 @@ expect_error() {
   fi
 }
 
+# find_python: sets PY to a Python whose sqlite3 module loads extensions (Debian's
+# /usr/bin/python3 does; a Python built without it does not), or to "".
+find_python() {
+  PY=""
+  for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
+      PY="$p"
+      return
+    fi
+  done
+}
+
 # skip NAME WHY
 skip() {
   echo "SKIP: $1 ($2)"

@@ -3,13 +3,7 @@
 # load_extension(); eight threads, each with its own connection, transact and query one
 # store file at once. Every transaction lands once, ids never collide, nothing crashes.
 source "$(dirname "$0")/lib.sh"
-PY=""
-for p in /usr/bin/python3 python3; do
-  if "$p" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-    PY="$p"
-    break
-  fi
-done
+find_python
 if [ -z "$PY" ]; then
   skip "threads" "no Python with sqlite3 extension loading"
   finish

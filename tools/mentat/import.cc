@@ -215,6 +215,25 @@ Status Cancelled(const std::string& name, const ImportStats& stats) {
                              "; the rest was not imported");
 }
 
+// Commits one top-level form `tx` of `text` (the file, or a stream's window).
+Status TransactForm(Store& store, const edn::Value& tx, std::string_view text,
+                    const std::string& name, const ImportOptions& options, ImportStats* stats,
+                    const Stream* stream) {
+  if (!tx.is_vector()) {
+    std::string pos = std::to_string(tx.pos().line) + ":" + std::to_string(tx.pos().col);
+    return InFile(Status::InvalidArgument(pos +
+                                          ": expected a transaction (a vector of entity "
+                                          "maps and list forms), got " +
+                                          std::string(edn::KindName(tx.kind()))),
+                  name, text, *stats, "", stream);
+  }
+  if (options.cancel && options.cancel->load()) return Cancelled(name, *stats);
+  auto report = store.transact(tx);
+  if (!report.ok()) return InFile(report.status(), name, text, *stats, "", stream);
+  Count(*report, options, stats);
+  return Status::OK();
+}
+
 Status ImportEdn(Store& store, std::string_view text, const std::string& name,
                  const ImportOptions& options, ImportStats* stats) {
   edn::Reader reader(text);
@@ -222,19 +241,7 @@ Status ImportEdn(Store& store, std::string_view text, const std::string& name,
     auto form = reader.Next();
     if (!form.ok()) return InFile(form.status(), name, text, *stats);
     if (!form->has_value()) break;
-    const edn::Value& tx = **form;
-    if (!tx.is_vector()) {
-      std::string pos = std::to_string(tx.pos().line) + ":" + std::to_string(tx.pos().col);
-      return InFile(Status::InvalidArgument(pos +
-                                            ": expected a transaction (a vector of entity "
-                                            "maps and list forms), got " +
-                                            std::string(edn::KindName(tx.kind()))),
-                    name, text, *stats);
-    }
-    if (options.cancel && options.cancel->load()) return Cancelled(name, *stats);
-    auto report = store.transact(tx);
-    if (!report.ok()) return InFile(report.status(), name, text, *stats);
-    Count(*report, options, stats);
+    MENTAT_RETURN_IF_ERROR(TransactForm(store, **form, text, name, options, stats, nullptr));
     if (options.progress) options.progress(reader.offset(), stats->datoms);
   }
   return Status::OK();
@@ -264,19 +271,7 @@ Status ImportEdnStream(Store& store, Stream& in, const std::string& name,
     last_error.clear();
     if (!form.ok()) return InFile(form.status(), name, w, *stats, "", &in);
     if (!form->has_value()) break;
-    const edn::Value& tx = **form;
-    if (!tx.is_vector()) {
-      std::string pos = std::to_string(tx.pos().line) + ":" + std::to_string(tx.pos().col);
-      return InFile(Status::InvalidArgument(pos +
-                                            ": expected a transaction (a vector of entity "
-                                            "maps and list forms), got " +
-                                            std::string(edn::KindName(tx.kind()))),
-                    name, w, *stats, "", &in);
-    }
-    if (options.cancel && options.cancel->load()) return Cancelled(name, *stats);
-    auto report = store.transact(tx);
-    if (!report.ok()) return InFile(report.status(), name, w, *stats, "", &in);
-    Count(*report, options, stats);
+    MENTAT_RETURN_IF_ERROR(TransactForm(store, **form, w, name, options, stats, &in));
     in.Consume(reader.offset());
     if (options.progress) options.progress(in.consumed(), stats->datoms);
   }
