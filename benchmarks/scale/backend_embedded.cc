@@ -2,6 +2,7 @@
 // application calls it (Store::q with the query text and QueryOptions on every call).
 #include "mentat/store.h"
 #include "scale.h"
+#include "variants.h"
 
 namespace mentat::scale {
 namespace {
@@ -55,6 +56,24 @@ class EmbeddedSession : public Session {
   }
   Status AddLabel(Entid issue, const std::string& label) override {
     return store_->transact(AddLabelTx(issue, label)).status();
+  }
+
+  // The query text, its options and inputs on every call, as an application calls it: the
+  // second source (a Db value), then the rule set as EDN text, then the variant's inputs.
+  Result<Rows> RunVariant(const Variant& v, const VariantArgs& args, const Context& ctx,
+                          int64_t timeout_ms) override {
+    QueryOptions o;
+    if (timeout_ms > 0) o.timeout_ms = timeout_ms;
+    if (v.view == VariantView::kAsOfMid) o.as_of = TxPoint::Tx(ctx.t_mid);
+    if (v.view == VariantView::kHistory) o.history = true;
+    if (v.source2 == SecondSource::kAsOfMid)
+      o.inputs.emplace_back(std::make_shared<const Db>(store_->db().as_of(TxPoint::Tx(ctx.t_mid))));
+    if (v.source2 == SecondSource::kSinceT)
+      o.inputs.emplace_back(
+          std::make_shared<const Db>(store_->db().since(TxPoint::Tx(ctx.t_since))));
+    if (!v.rules.empty()) o.inputs.emplace_back(Str(v.rules));
+    for (const auto& a : args.values) o.inputs.emplace_back(a);
+    return RowsOf(store_->q(v.query, o));
   }
 
   Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {

@@ -6,12 +6,17 @@
 // Before any write (18): point_lookup x3, aggregate.sum, aggregate.by_state, as_of x3,
 // ref_traversal x3, input_bindings, predicate_scan, since, pull x4.
 // After write_mixed (8): point_lookup x3, aggregate.sum, as_of x3, input_bindings.
+// Variants (phase "variants", variants.h): for each variant and each of its check inputs,
+// the backend's rows against sqlite-sql's hand-written SQL as sets of rows (the reference
+// itself is not compared with itself), and the row count against meta.json's truth where
+// the generator knows it.
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 
 #include "commands.h"
+#include "variants.h"
 
 namespace mentat::scale {
 namespace {
@@ -57,6 +62,13 @@ class Checker {
     }
     fail_++;
     return Write(name, "FAIL", expected, "error: " + st.ToString());
+  }
+
+  // A check whose query ran past the check's time limit: SKIP (a measurement of a slow
+  // query, not a wrong answer), with the limit.
+  Status TimedOut(const std::string& name, const std::string& expected, const Status& st) {
+    skip_++;
+    return Write(name, "SKIP", expected, "timeout: " + st.ToString());
   }
 
   int pass() const { return pass_; }
@@ -221,7 +233,111 @@ Status CheckPulls(const Context& ctx, Session& s, Checker& c) {
   return Status::OK();
 }
 
+// "N rows" and, when the answer is short, the rows.
+std::string Summary(const std::vector<std::string>& rows) {
+  std::string out = std::to_string(rows.size()) + " rows";
+  if (rows.size() <= 3)
+    for (const auto& r : rows) out += " " + r;
+  return out;
+}
+
+// The first rows in one sorted list and not in the other, for a FAIL line.
+std::string RowDiff(const std::vector<std::string>& expected,
+                    const std::vector<std::string>& actual) {
+  std::vector<std::string> missing, extra;
+  std::set_difference(expected.begin(), expected.end(), actual.begin(), actual.end(),
+                      std::back_inserter(missing));
+  std::set_difference(actual.begin(), actual.end(), expected.begin(), expected.end(),
+                      std::back_inserter(extra));
+  std::string out = "; " + std::to_string(missing.size()) + " missing, " +
+                    std::to_string(extra.size()) + " extra";
+  for (size_t i = 0; i < std::min<size_t>(3, missing.size()); ++i) out += " missing " + missing[i];
+  for (size_t i = 0; i < std::min<size_t>(3, extra.size()); ++i) out += " extra " + extra[i];
+  return out;
+}
+
+Status CheckVariants(const Context& ctx, const RunInfo& run, Session& s, Session* reference,
+                     const std::vector<const Variant*>& variants, int64_t timeout_ms, Checker& c) {
+  for (const Variant* v : variants) {
+    const std::vector<VariantArgs> all_args = v->check_args(ctx);
+    for (size_t k = 0; k < all_args.size(); ++k) {
+      const VariantArgs& args = all_args[k];
+      const std::string name = std::string(kVariantPrefix) + v->name + "[" + args.label + "]";
+      std::optional<int64_t> truth = v->truth_rows ? v->truth_rows(ctx, args) : std::nullopt;
+      auto rows = s.RunVariant(*v, args, ctx, timeout_ms);
+      std::vector<std::string> actual;
+      if (rows.ok()) {
+        for (const auto& row : *rows)
+          actual.push_back(CanonicalRow(reference && v->normalize ? v->normalize(row) : row));
+        std::sort(actual.begin(), actual.end());
+      }
+      if (reference) {
+        auto ref = reference->RunVariant(*v, args, ctx, 0);
+        std::vector<std::string> expected;
+        if (ref.ok()) {
+          for (const auto& row : *ref) expected.push_back(CanonicalRow(row));
+          std::sort(expected.begin(), expected.end());
+        }
+        const std::string exp_text = ref.ok() ? "sqlite-sql " + Summary(expected)
+                                              : "sqlite-sql error " + ref.status().ToString();
+        if (!rows.ok()) {
+          if (rows.status().code() == Code::kInterrupted) {
+            MENTAT_RETURN_IF_ERROR(c.TimedOut(name, exp_text, rows.status()));
+          } else {
+            MENTAT_RETURN_IF_ERROR(c.Errored(name, exp_text, rows.status()));
+          }
+        } else {
+          MENTAT_RETURN_IF_ERROR(c.Record(
+              name, ref.ok() && actual == expected, exp_text,
+              Summary(actual) + (ref.ok() && actual != expected ? RowDiff(expected, actual) : "")));
+        }
+      }
+      if (!truth) continue;
+      const std::string tname = name + ".truth";
+      const std::string texp = std::to_string(*truth) + " rows (meta.json)";
+      if (!rows.ok()) {
+        if (rows.status().code() == Code::kInterrupted) {
+          MENTAT_RETURN_IF_ERROR(c.TimedOut(tname, texp, rows.status()));
+        } else {
+          MENTAT_RETURN_IF_ERROR(c.Errored(tname, texp, rows.status()));
+        }
+        continue;
+      }
+      MENTAT_RETURN_IF_ERROR(c.Record(tname, static_cast<int64_t>(actual.size()) == *truth, texp,
+                                      std::to_string(actual.size()) + " rows"));
+    }
+  }
+  (void)run;
+  return Status::OK();
+}
+
 }  // namespace
+
+Status CheckVariantsPhase(const Context& ctx, const RunInfo& run,
+                          const std::vector<std::string>& names, double timeout_s,
+                          bool allow_unavailable, bool* failed) {
+  std::vector<const Variant*> variants;
+  for (const auto& n : names) {
+    const Variant* v = FindVariant(n);
+    if (!v) return Status::InvalidArgument("unknown variant '" + n + "'");
+    variants.push_back(v);
+  }
+  MENTAT_ASSIGN_OR_RETURN(auto backend, OpenBackend(run.backend, ctx.store));
+  MENTAT_ASSIGN_OR_RETURN(auto session, backend->Connect());
+  std::unique_ptr<Backend> ref_backend;
+  std::unique_ptr<Session> ref_session;
+  if (run.backend != "sqlite-sql") {
+    MENTAT_ASSIGN_OR_RETURN(ref_backend, OpenBackend("sqlite-sql", ctx.store));
+    MENTAT_ASSIGN_OR_RETURN(ref_session, ref_backend->Connect());
+  }
+  Checker c(ctx, run, "variants", allow_unavailable);
+  MENTAT_RETURN_IF_ERROR(CheckVariants(ctx, run, *session, ref_session.get(), variants,
+                                       static_cast<int64_t>(timeout_s * 1000), c));
+  std::fprintf(stderr, "checks %s %s variants: %d PASS, %d FAIL, %d SKIP\n", run.backend.c_str(),
+               ctx.scale.c_str(), c.pass(), c.fail(), c.skip());
+  *failed = c.fail() > 0;
+  return Status::OK();
+}
 
 Status Check(const Context& ctx, const RunInfo& run, const std::string& phase,
              bool allow_unavailable, bool* failed) {

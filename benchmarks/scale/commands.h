@@ -33,6 +33,9 @@ Status Generate(const std::string& scale, const std::string& out_dir, uint64_t s
 // load: loads the dataset into a new embedded store at `store` (replacing any), writes
 // `<store>.load.json` and `<store>.issues`, and appends a bulk_load row to loads.csv.
 Status Load(const std::string& data_dir, const std::string& store, const std::string& out_dir);
+// load-graph: the graph phase (meta.json "graph", graph.edn) on a store `Load` made, after
+// which its load record says so (Context::graph). The store must not have it yet.
+Status LoadGraph(const std::string& data_dir, const std::string& store);
 
 // bench: the timed read scenarios (a subset of kReadScenarios) with `clients` clients.
 Status Bench(const Context& ctx, const RunInfo& run, const Rules& rules,
@@ -56,6 +59,17 @@ Status ColdWarm(const Context& ctx, const RunInfo& run, const std::string& drop)
 // `allow_unavailable`).
 Status Check(const Context& ctx, const RunInfo& run, const std::string& phase,
              bool allow_unavailable, bool* failed);
+
+// check --phase variants: the checks of the variants named in `names` ("variant/<name>" or
+// "<name>"), appended to checks.txt; a query of the backend still running after
+// `timeout_s` is stopped and its check is SKIP. Sets *failed when any check fails (or is
+// unavailable, unless `allow_unavailable`).
+Status CheckVariantsPhase(const Context& ctx, const RunInfo& run,
+                          const std::vector<std::string>& names, double timeout_s,
+                          bool allow_unavailable, bool* failed);
+
+// The names of every variant ("variant/<name>"), in the table's order.
+std::vector<std::string> VariantScenarioNames();
 
 // explain: writes plans/<backend>-<scale>-<scenario>.txt for every read scenario.
 Status Explain(const Context& ctx, const RunInfo& run);

@@ -1,6 +1,8 @@
 // bulk_load: transacts the generated files into a new embedded store, in order, one
-// transaction per line, and records what later runs need: the tx ids of the named points
-// (t_mid, t_since) and every issue's entity id (from the tempids "i<k>").
+// transaction per line (replacing each "@@<k>" with issue k's entity id), and records what
+// later runs need: the tx ids of the named points (t_mid, t_since) and every issue's entity
+// id (from the tempids "i<k>"). load-graph: the extra graph phase (graph.edn) on a loaded
+// store, recorded in its load record.
 #include <sqlite3.h>
 
 #include <cstdio>
@@ -168,6 +170,52 @@ Status Load(const std::string& data_dir, const std::string& store, const std::st
   std::fprintf(stderr, "load: %s: %lld datoms in %.1f s (%.0f datoms/s), %.1f MiB%s%s\n",
                ctx.scale.c_str(), static_cast<long long>(ctx.n_datoms), wall, ctx.n_datoms / wall,
                bytes / 1048576.0, note.empty() ? "" : "; ", note.c_str());
+  return Status::OK();
+}
+
+Status LoadGraph(const std::string& data_dir, const std::string& store) {
+  MENTAT_ASSIGN_OR_RETURN(Context ctx, LoadContext(data_dir, store));
+  if (ctx.graph) return Status::InvalidArgument(store + " has the graph already");
+  const auto& g = ctx.meta["graph"];
+  const std::string path = data_dir + "/" + g.value("file", "graph.edn");
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("cannot read " + path);
+  const double t0 = Now();
+  int64_t n_tx = 0;
+  {
+    MENTAT_ASSIGN_OR_RETURN(std::unique_ptr<Store> s, Store::open(store));
+    std::string line;
+    int64_t line_no = 0;
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty()) continue;
+      MENTAT_ASSIGN_OR_RETURN(line, ResolveIssueRefs(line, ctx.issue_eids));
+      auto r = s->transact(line);
+      if (!r.ok())
+        return Status(r.status().code(),
+                      path + ":" + std::to_string(line_no) + ": " + r.status().message());
+      ++n_tx;
+    }
+  }
+  if (n_tx != g.value("n_tx", int64_t{-1}))
+    return Status::Internal("loaded " + std::to_string(n_tx) +
+                            " graph transactions, meta.json says " +
+                            g.value("n_tx", nlohmann::json()).dump());
+  int64_t datoms_in_store = 0;
+  MENTAT_RETURN_IF_ERROR(Finish(store, &datoms_in_store));
+  const int64_t expected = ctx.n_datoms + g.value("n_datoms", int64_t{0});
+  if (datoms_in_store != expected)
+    return Status::Internal(store + " has " + std::to_string(datoms_in_store) +
+                            " datoms after the graph, expected " + std::to_string(expected));
+  MENTAT_ASSIGN_OR_RETURN(std::string load_text, ReadFile(store + ".load.json"));
+  auto load = nlohmann::json::parse(load_text, nullptr, false);
+  load["graph"] = {{"n_tx", n_tx}, {"wall_s", Now() - t0}, {"datoms_in_store", datoms_in_store}};
+  std::ofstream out(store + ".load.json");
+  out << load.dump(1) << "\n";
+  if (!out) return Status::Io("cannot write " + store + ".load.json");
+  std::fprintf(stderr, "load-graph: %lld transactions, %lld datoms in %.1f s\n",
+               static_cast<long long>(n_tx),
+               static_cast<long long>(g.value("n_datoms", int64_t{0})), Now() - t0);
   return Status::OK();
 }
 

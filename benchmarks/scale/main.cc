@@ -21,13 +21,17 @@ constexpr const char* kUsage = R"(usage: mentat-scale COMMAND [FLAGS]
 
   gen      --scale xs|s|m|l --out DIR [--seed N]
   load     --data DIR --store PATH [--out OUT]
-  bench    COMMON [--scenarios "point_lookup as_of ..."] [--clients N] RULES
+  load-graph --data DIR --store PATH   the extra graph phase (graph.edn) the variants need
+  bench    COMMON [--scenarios "point_lookup as_of ... variant/NAME ... | variants"] [--clients N] RULES
   sweep    COMMON --clients "1 2 4 8" [--slices 3] RULES
   mixed    COMMON [--seconds 60] [--readers 8]
   coldwarm COMMON [--drop all|file|none]
   check    COMMON --phase before|after [--allow-unavailable]
+  check    COMMON --phase variants [--variants "variants" | "variant/NAME ..."] [--timeout-s 600]
+           each variant's rows against sqlite-sql's and meta.json's truth
+  variants each variant scenario's name, one a line
   explain  COMMON
-  query    COMMON SCENARIO [USER-OR-ISSUE-INDEX]
+  query    COMMON SCENARIO [USER-OR-ISSUE-INDEX]   (a variant: the index of a check input)
   backends [NAME...]   each backend: "NAME available" or "NAME unavailable: why";
                        exits 1 when a named one is unavailable
   version
@@ -53,6 +57,19 @@ std::vector<std::string> Words(const std::string& s) {
   std::istringstream in(s);
   std::vector<std::string> out;
   for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The word "variants" stands for every variant scenario ("variant/<name>").
+std::vector<std::string> ExpandVariants(const std::vector<std::string>& words) {
+  std::vector<std::string> out;
+  for (const auto& w : words) {
+    if (w == "variants") {
+      for (const auto& v : VariantScenarioNames()) out.push_back(v);
+    } else {
+      out.push_back(w);
+    }
+  }
   return out;
 }
 
@@ -88,6 +105,10 @@ int Run(const std::string& cmd, const Flags& f) {
     }
     return f.positional.empty() ? 0 : rc;
   }
+  if (cmd == "variants") {
+    for (const auto& v : VariantScenarioNames()) std::printf("%s\n", v.c_str());
+    return 0;
+  }
   if (cmd == "gen") {
     if (!f.Has("scale") || !f.Has("out")) return Fail(mentat::Status::InvalidArgument(kUsage));
     auto st = Generate(f.Get("scale"), f.Get("out"),
@@ -98,8 +119,22 @@ int Run(const std::string& cmd, const Flags& f) {
     auto st = Load(f.Get("data"), f.Get("store"), f.Get("out"));
     return st.ok() ? 0 : Fail(st);
   }
+  if (cmd == "load-graph") {
+    auto st = LoadGraph(f.Get("data"), f.Get("store"));
+    return st.ok() ? 0 : Fail(st);
+  }
   auto ctx = LoadContext(f.Get("data"), f.Get("store"));
   if (!ctx.ok()) return Fail(ctx.status());
+  // The variants read the graph phase.
+  bool wants_graph = cmd == "check" && f.Get("phase") == "variants";
+  for (const auto& w : ExpandVariants(Words(f.Get("scenarios"))))
+    wants_graph |= w.rfind("variant/", 0) == 0;
+  if (cmd == "query" && !f.positional.empty())
+    wants_graph |= f.positional[0].rfind("variant/", 0) == 0;
+  if (wants_graph && !ctx->graph)
+    return Fail(mentat::Status::InvalidArgument(
+        ctx->store + " has no graph, which the variants read: mentat-scale load-graph --data " +
+        ctx->data_dir + " --store " + ctx->store + " (run.sh: GRAPH=1)"));
   RunInfo run;
   run.backend = f.Get("backend", "embedded");
   run.out_dir = f.Get("out", ".");
@@ -117,7 +152,7 @@ int Run(const std::string& cmd, const Flags& f) {
   rules.probe_s = std::stod(f.Get("probe-s", "20"));
   mentat::Status st;
   if (cmd == "bench") {
-    auto scenarios = Words(f.Get("scenarios"));
+    auto scenarios = ExpandVariants(Words(f.Get("scenarios")));
     if (scenarios.empty()) scenarios = kReadScenarios;
     st = Bench(*ctx, run, rules, scenarios, std::stoi(f.Get("clients", "1")));
   } else if (cmd == "sweep") {
@@ -128,6 +163,12 @@ int Run(const std::string& cmd, const Flags& f) {
     st = Mixed(*ctx, run, std::stod(f.Get("seconds", "60")), std::stoi(f.Get("readers", "8")));
   } else if (cmd == "coldwarm") {
     st = ColdWarm(*ctx, run, f.Get("drop", "all"));
+  } else if (cmd == "check" && f.Get("phase") == "variants") {
+    bool failed = false;
+    auto names = ExpandVariants(Words(f.Get("variants", "variants")));
+    st = CheckVariantsPhase(*ctx, run, names, std::stod(f.Get("timeout-s", "600")),
+                            f.Has("allow-unavailable"), &failed);
+    if (st.ok() && failed) return 1;
   } else if (cmd == "check") {
     bool failed = false;
     st = Check(*ctx, run, f.Get("phase"), f.Has("allow-unavailable"), &failed);

@@ -218,9 +218,9 @@ def table(rows):
     return lines
 
 
-def headline(rows):
-    """p50 per read scenario (rows) by backend and scale (columns)."""
-    series = series_of([r for r in rows if r["scenario"] in READS])
+def headline(rows, names=READS):
+    """p50 per scenario of `names` (rows) by backend and scale (columns)."""
+    series = series_of([r for r in rows if r["scenario"] in names])
     if not series:
         return []
     # Per scale with both: the embedded (and embedded-cache) p50 over the sqlite-sql p50
@@ -238,7 +238,7 @@ def headline(rows):
         ok = r is not None and "ceiling" not in r["note"] and r["count"] > 0
         return r, ok
 
-    for s in READS:
+    for s in names:
         cells = []
         for b, sc in series:
             r, ok = point(s, b, sc)
@@ -312,6 +312,16 @@ def main():
                    "depend on how busy the machine was)." if any(
                        r["cpu_p50_ms"] is not None for r in rows) else "."), ""]
         md += hl + [""]
+    # The variants family (benchmarks/scale/variants.cc), in the order they ran.
+    variants = list(dict.fromkeys(r["scenario"] for r in rows
+                                  if r["scenario"].startswith("variant/")))
+    vl = headline(rows, variants) if variants else []
+    if vl:
+        md += ["## Variants: p50 latency (1 client)", "",
+               "Queries beyond the eight, each beside its hand-written SQL on the same store "
+               "file (sqlite-sql); the ratio columns are embedded p50 over sqlite-sql p50. "
+               "\"ceiling\": the first call took longer than PROBE_S.", ""]
+        md += vl + [""]
     plots = []
     if latency_svg(rows, os.path.join(out, "latency.svg")):
         plots.append("![latency by scenario](latency.svg)")

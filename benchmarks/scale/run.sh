@@ -10,7 +10,15 @@
 #   BACKENDS       embedded embedded-cache sqlite-sql sqlite-ext duckdb (pg: not yet)
 #                  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
-#   EXTRA          write_mixed concurrency_sweep cold_vs_warm          [all three]
+#   EXTRA          write_mixed concurrency_sweep cold_vs_warm variants [the first three]
+#                  (variants: the `variants` family's checks and timed points, for the
+#                  backends that run them: embedded embedded-cache sqlite-sql)
+#   GRAPH          1: the store has the graph phase (graph.edn, `mentat-scale load-graph`),
+#                  which the variants read; a separate store file, embedded-graph.db, so
+#                  the eight scenarios keep their dataset otherwise  [1 with variants, else 0]
+#   VARIANTS       the variants to run: "variants" (all) or variant/NAME ... [variants]
+#   VARIANT_TIMEOUT_S  a variant check's query still running after this is stopped and
+#                  the check is SKIP, not FAIL (a slow query is measured, not wrong) [PROBE_S]
 #   CLIENTS        client counts of concurrency_sweep                  [1 2 4 8 16]
 #   REPS           repetitions of every timed point                    [3]
 #   MIN_S MIN_N MAX_S  each point runs >= MIN_S s and >= MIN_N calls, <= MAX_S s [10 30 60]
@@ -48,6 +56,9 @@ MIN_S=${MIN_S:-10}
 MIN_N=${MIN_N:-30}
 MAX_S=${MAX_S:-60}
 PROBE_S=${PROBE_S:-20}
+VARIANTS=${VARIANTS:-variants}
+if [[ " $EXTRA " == *" variants "* ]]; then GRAPH=${GRAPH:-1}; else GRAPH=${GRAPH:-0}; fi
+VARIANT_TIMEOUT_S=${VARIANT_TIMEOUT_S:-$PROBE_S}
 MIXED_S=${MIXED_S:-60}
 MIXED_READERS=${MIXED_READERS:-8}
 DATA_ROOT=${DATA_ROOT:-/tmp/mentat-scale-data}
@@ -57,7 +68,7 @@ THREADS=${THREADS:-0}
 COLD_DROP=${COLD_DROP:-all}
 ALLOW_UNAVAILABLE=${ALLOW_UNAVAILABLE:-0}
 MENTAT_SCALE_BIN=${MENTAT_SCALE_BIN:-$ROOT/build/benchmarks/scale/mentat-scale}
-GEN_VERSION=1  # kGenVersion in scale.h
+GEN_VERSION=2  # kGenVersion in scale.h
 
 log() { printf '[%s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 has() { [[ " $1 " == *" $2 "* ]]; }
@@ -97,8 +108,14 @@ for s in $SCENARIOS; do
   elif [[ $s != bulk_load ]]; then log "unknown scenario '$s'"; exit 2; fi
 done
 for s in $EXTRA; do
-  has "write_mixed concurrency_sweep cold_vs_warm" "$s" || { log "unknown extra '$s'"; exit 2; }
+  has "write_mixed concurrency_sweep cold_vs_warm variants" "$s" || { log "unknown extra '$s'"; exit 2; }
 done
+if has "$EXTRA" variants; then
+  for v in $VARIANTS; do
+    [[ $v == variants ]] || "$MENTAT_SCALE_BIN" variants | grep -qx "$v" ||
+      { log "unknown variant '$v' (mentat-scale variants lists them)"; exit 2; }
+  done
+fi
 
 mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
 CHECK_FAILED=0
@@ -142,8 +159,9 @@ done
   echo "mentat_git:    $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) ($(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l) files changed in the work tree)"
   echo "driver_bin:    $MENTAT_SCALE_BIN"
   echo "run_backends:  $RUN_BACKENDS"
-  for v in SCALES BACKENDS SCENARIOS EXTRA CLIENTS REPS MIN_S MIN_N MAX_S PROBE_S MIXED_S \
-           MIXED_READERS DATA_ROOT OUT SEED THREADS COLD_DROP ALLOW_UNAVAILABLE; do
+  for v in SCALES BACKENDS SCENARIOS EXTRA GRAPH VARIANTS VARIANT_TIMEOUT_S CLIENTS REPS MIN_S MIN_N \
+           MAX_S PROBE_S MIXED_S MIXED_READERS DATA_ROOT OUT SEED THREADS COLD_DROP \
+           ALLOW_UNAVAILABLE; do
     printf '%-14s %s\n' "$v:" "${!v}"
   done
   env | grep -E '^MENTAT_' | sed 's/^/env:           /'
@@ -160,6 +178,7 @@ drive() {
 for scale in $SCALES; do
   D=$DATA_ROOT/$scale
   STORE=$D/embedded.db
+  ((GRAPH)) && STORE=$D/embedded-graph.db
   if ! grep -q "\"gen_version\": $GEN_VERSION," "$D/meta.json" 2>/dev/null ||
      ! grep -q "\"seed\": $SEED," "$D/meta.json" 2>/dev/null; then
     log "gen $scale"
@@ -184,6 +203,10 @@ with open(sys.argv[2], "a") as f:
             f"{l['n_datoms'] / l['wall_s']:.0f},{l['store_bytes']},reused an earlier load\n")
 EOF
   fi
+  if ((GRAPH)) && ! grep -q '"graph"' "$STORE.load.json"; then
+    log "load-graph $scale"
+    drive load-graph --data "$D" --store "$STORE" || continue
+  fi
   COMMON=(--data "$D" --out "$OUT" --seed "$SEED")
   ((THREADS)) && COMMON+=(--threads)
   RULES=(--min-s "$MIN_S" --min-n "$MIN_N" --max-s "$MAX_S" --probe-s "$PROBE_S")
@@ -201,6 +224,27 @@ EOF
         log "read scenarios: $b $scale rep $rep"
         drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --scenarios "${READS[*]}" --clients 1 "${RULES[@]}"
+      done
+    done
+  fi
+  if has "$EXTRA" variants; then
+    # The variants family: each backend's answers against sqlite-sql's and meta.json's,
+    # then the timed points. The extension backends do not run variants (yet).
+    VB=
+    for b in $RUN_BACKENDS; do
+      if has "embedded embedded-cache sqlite-sql" "$b"; then VB+="${VB:+ }$b";
+      else log "variants: $b does not run them, left out"; fi
+    done
+    for b in $VB; do
+      log "variant checks: $b $scale"
+      drive check --backend "$b" --store "$STORE" "${COMMON[@]}" --phase variants \
+        --variants "$VARIANTS" --timeout-s "$VARIANT_TIMEOUT_S" "${ALLOW[@]}"
+    done
+    for rep in $(seq 1 "$REPS"); do
+      for b in $VB; do
+        log "variants: $b $scale rep $rep"
+        drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+          --scenarios "$VARIANTS" --clients 1 "${RULES[@]}"
       done
     done
   fi

@@ -26,7 +26,7 @@
 namespace mentat::scale {
 
 // The generator's version: bump it when the dataset changes, so cached data is rebuilt.
-constexpr int kGenVersion = 1;
+constexpr int kGenVersion = 2;
 constexpr uint64_t kDefaultSeed = 20260509;
 
 // ---- Queries (SCALE_SUITE.md, verbatim) ----
@@ -74,6 +74,7 @@ struct Context {
   Entid t_mid = 0;                // tx id of the last transaction of the initial load
   Entid t_since = 0;              // tx id of the last transaction before the final tenth of history
   std::vector<Entid> issue_eids;  // issue index -> entity id, recorded by the load
+  bool graph = false;  // the store has the graph phase (load-graph); n_datoms counts it then
 };
 
 // The query and the options_from_json object of a read scenario's representative call
@@ -97,6 +98,9 @@ int64_t IssueIndexFromTitle(std::string_view title);
 
 using Row = std::vector<edn::Value>;
 using Rows = std::vector<Row>;
+
+struct Variant;
+struct VariantArgs;
 
 // One client's connection to the system under test. Not thread-safe: one per thread.
 class Session {
@@ -123,6 +127,12 @@ class Session {
   virtual Status AddLabel(Entid issue, const std::string& label) = 0;
   // The plan of a named read scenario (kReadScenarios), with representative inputs.
   virtual Result<std::string> Explain(const std::string& scenario, const Context& ctx) = 0;
+  // A variant (variants.h) with inputs `args`: its rows as the query's find spec gives them
+  // (the sqlite-sql backend: in the shape Variant::normalize maps mentat's rows to). A query
+  // still running after `timeout_ms` (when > 0) may be stopped with kInterrupted.
+  // kUnsupported for a backend that does not run variants.
+  virtual Result<Rows> RunVariant(const Variant& v, const VariantArgs& args, const Context& ctx,
+                                  int64_t timeout_ms);
 };
 
 class Backend {

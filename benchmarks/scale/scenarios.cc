@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "timing.h"
+#include "variants.h"
 
 namespace mentat::scale {
 namespace {
@@ -27,8 +28,16 @@ std::vector<std::string> RandomEmails(const Context& ctx, Rng& rng, int64_t n) {
   return out;
 }
 
-// The call of read scenario `scenario` for one client (inputs drawn from `rng`).
-Result<Call> ReadCall(const std::string& scenario, const Context& ctx, Session& s, Rng& rng) {
+// The call of read scenario `scenario` for one client (inputs drawn from `rng`); a variant
+// ("variant/<name>") is stopped after `variant_timeout_ms` when that is > 0.
+Result<Call> ReadCall(const std::string& scenario, const Context& ctx, Session& s, Rng& rng,
+                      int64_t variant_timeout_ms = 0) {
+  if (const Variant* v = scenario.rfind(kVariantPrefix, 0) == 0 ? FindVariant(scenario) : nullptr)
+    return Call([&, v, variant_timeout_ms](Sample* sample) {
+      VariantArgs args = v->args(ctx, rng);
+      return Timed(sample,
+                   [&] { return s.RunVariant(*v, args, ctx, variant_timeout_ms).status(); });
+    });
   if (scenario == "point_lookup")
     return Call([&](Sample* sample) {
       std::string e = RandomEmail(ctx, rng);
@@ -100,7 +109,10 @@ Status Bench(const Context& ctx, const RunInfo& run, const Rules& rules,
         ctx, run, clients,
         [&](int client, Session& s, const std::function<void()>& start, ClientResult* out) {
           Rng rng = ClientRng(run, scenario, client);
-          auto call = ReadCall(scenario, ctx, s, rng);
+          // A variant's first call is stopped a little after the probe limit, so that a
+          // query far past it costs one probe, not its whole run (the point is "ceiling").
+          auto call =
+              ReadCall(scenario, ctx, s, rng, static_cast<int64_t>(rules.probe_s * 1100) + 100);
           if (!call.ok()) {
             out->errors = 1;
             out->first_error = call.status().ToString();
@@ -267,6 +279,12 @@ Status ColdWarm(const Context& ctx, const RunInfo& run, const std::string& drop)
   return Status::OK();
 }
 
+std::vector<std::string> VariantScenarioNames() {
+  std::vector<std::string> out;
+  for (const auto& v : Variants()) out.push_back(std::string(kVariantPrefix) + v.name);
+  return out;
+}
+
 Status Explain(const Context& ctx, const RunInfo& run) {
   MENTAT_ASSIGN_OR_RETURN(auto backend, OpenBackend(run.backend, ctx.store));
   MENTAT_ASSIGN_OR_RETURN(auto session, backend->Connect());
@@ -308,6 +326,15 @@ Status QueryOnce(const Context& ctx, const RunInfo& run, const std::string& scen
     auto v = s.Pull(ctx.issue_eids.at(k));
     if (!v.ok()) return v.status();
     rows = Rows{{*v}};
+  } else if (const Variant* v = FindVariant(scenario)) {
+    // The variant with its k-th check input.
+    std::vector<VariantArgs> all = v->check_args(ctx);
+    if (all.empty() || k < 0 || k >= static_cast<int64_t>(all.size()))
+      return Status::InvalidArgument(scenario + " has " + std::to_string(all.size()) +
+                                     " check inputs");
+    std::fprintf(stderr, "%s with %s\n", v->name.c_str(), all[k].label.c_str());
+    t0 = Now();
+    rows = s.RunVariant(*v, all[k], ctx, 0);
   } else {
     return Status::InvalidArgument("unknown scenario '" + scenario + "'");
   }

@@ -2,8 +2,9 @@
 # ctest scale_smoke: the whole scale suite at scale xs with short points (generator, load,
 # every scenario, the checks before and after write_mixed, the summary) for every backend
 # this build has, then compare on its own output (which must find no regression), clients
-# as threads, the ceiling rule, and the exit status of a run whose check fails or whose
-# backend is unavailable. Well under two minutes.
+# as threads, the ceiling rule, the variants family (its checks against the hand-written
+# SQL and meta.json, short timed points), and the exit status of a run whose check fails or
+# whose backend is unavailable. About a minute.
 #
 #   smoke.sh MENTAT_SCALE_BIN WORK_DIR [SQLITE_EXT [DUCKDB_EXT]]
 #
@@ -57,7 +58,7 @@ for b in $BACKENDS; do
       END { exit !ok }' "$OUT/raw.csv" || fail "no clean $s row of $b in raw.csv"
   done
 done
-# The dataset is the same bytes on every machine (xs.sha256 pins generator version 1;
+# The dataset is the same bytes on every machine (xs.sha256 pins generator version 2;
 # a deliberate change of the dataset bumps kGenVersion and this file).
 (cd "$DATA_ROOT/xs" && sha256sum --quiet -c "$HERE/xs.sha256") ||
   fail "the xs dataset differs from xs.sha256"
@@ -65,6 +66,42 @@ done
 
 D=$DATA_ROOT/xs
 COMMON=(--backend embedded --data "$D" --store "$D/embedded.db")
+
+# The variants family (variants.cc): the ones mentat answers in well under a second at xs,
+# checked against sqlite-sql's SQL and meta.json (every check PASS), then timed with very
+# short points through run.sh's EXTRA=variants. The slow ones (deep and mutual recursion,
+# tens of seconds at xs today) are left to the benchmark runs.
+SMOKE_VARIANTS=$("$BIN" variants | grep -vx 'variant/chain_ancestors\|variant/mutual_parity\|variant/mutual_parity_chain' | tr '\n' ' ')
+((${#SMOKE_VARIANTS} > 0)) || fail "mentat-scale variants listed none"
+DATA_ROOT=$DATA_ROOT OUT=$WORK/variants SCENARIOS=" " EXTRA=variants VARIANTS="$SMOKE_VARIANTS" \
+  BACKENDS="embedded sqlite-sql" MIN_S=0.01 MIN_N=3 MAX_S=1 VARIANT_TIMEOUT_S=20 \
+  bash "$HERE/run.sh" 2>/dev/null
+rc=$?
+((rc == 0)) || fail "the variants run exited $rc (see $WORK/variants/checks.txt)"
+nv=$(wc -w <<<"$SMOKE_VARIANTS")
+grep -q ': FAIL\|: SKIP' "$WORK/variants/checks.txt" && fail "a variant check did not pass"
+((($(grep -c '^check embedded xs variants variant/' "$WORK/variants/checks.txt")) >= nv)) ||
+  fail "fewer variant checks than variants"
+for b in embedded sqlite-sql; do
+  n=$(awk -F, -v b="$b" '$1 ~ /^variant\// && $2 == b && $7 > 0 && $13 == 0' "$WORK/variants/raw.csv" | wc -l)
+  ((n == nv)) || fail "$n clean variant rows of $b in raw.csv, expected $nv"
+done
+grep -q '^## Variants' "$WORK/variants/summary.md" || fail "summary.md has no variants table"
+# A wrong truth is a FAIL and exit 1: meta.json says the probe issue blocks one more issue.
+mkdir -p "$WORK/badv" && cp -r "$D" "$WORK/badv/" || exit 2
+python3 - "$WORK/badv/xs/meta.json" <<'PY' || exit 2
+import json, sys
+m = json.load(open(sys.argv[1]))
+g = m["truth"]["graph"]
+g["by_probe"][str(g["probes"][0])]["blocks_reach"] += 1
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+PY
+"$BIN" check --backend embedded --data "$WORK/badv/xs" --store "$WORK/badv/xs/embedded-graph.db" \
+  --out "$WORK/badv/out" --phase variants --variants variant/blocks_from 2>/dev/null
+rc=$?
+((rc == 1)) || fail "a variant check against a wrong truth exited $rc, not 1"
+grep -q "^check embedded xs variants variant/blocks_from\[issue [0-9]*\].truth: FAIL" \
+  "$WORK/badv/out/checks.txt" || fail "checks.txt lacks the failed variant truth"
 # Clients as threads (THREADS=1): one row for 2 clients, with samples and no errors.
 "$BIN" sweep "${COMMON[@]}" --out "$WORK/threads" --threads --clients 2 --min-s 0.1 --min-n 10 \
   --max-s 2 2>/dev/null || fail "sweep --threads failed"

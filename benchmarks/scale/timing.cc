@@ -202,15 +202,17 @@ void TimedLoop(const Rules& rules, int clients, const Call& call,
   for (int w = 0; w < rules.warmups; ++w) {
     Sample sample;
     Status st = call(&sample);
+    // A first call slower than the probe limit marks the point, whether it finished or was
+    // stopped by a timeout (variants set one just past the limit).
+    if (w == 0 && sample.ms > rules.probe_s * 1000) {
+      out->ceiling = true;
+      start();
+      return;
+    }
     if (!st.ok() && w == 0) {
       // The first call failed: the point is an error, not a measurement.
       out->errors = 1;
       out->first_error = st.ToString();
-      start();
-      return;
-    }
-    if (w == 0 && sample.ms > rules.probe_s * 1000) {
-      out->ceiling = true;
       start();
       return;
     }

@@ -12,6 +12,10 @@
 
 namespace mentat::scale {
 
+Result<Rows> Session::RunVariant(const Variant&, const VariantArgs&, const Context&, int64_t) {
+  return Status::Unsupported("this backend does not run the variants");
+}
+
 std::string Email(int64_t user) { return "user" + std::to_string(user) + "@example.com"; }
 std::string UserName(int64_t user) { return "User " + std::to_string(user); }
 std::string LabelName(int64_t k) { return "label-" + std::to_string(k); }
@@ -88,6 +92,8 @@ Result<Context> LoadContext(const std::string& data_dir, const std::string& stor
     return Status::InvalidArgument(store + " was loaded from another dataset; load it again");
   ctx.t_mid = load.value("t_mid_tx", Entid{0});
   ctx.t_since = load.value("t_since_tx", Entid{0});
+  ctx.graph = load.contains("graph");
+  if (ctx.graph) ctx.n_datoms += ctx.meta["graph"].value("n_datoms", int64_t{0});
 
   std::ifstream in(store + ".issues", std::ios::binary);
   if (!in) return Status::NotFound("cannot read " + store + ".issues");
