@@ -59,8 +59,11 @@ class Watcher {
         continue;
       }
       auto first = by_deadline_.begin();
-      if (Clock::now() < first->first.first) {
-        cv_.wait_until(lock, first->first.first);
+      // A copy: wait_until reads its deadline again after waking, and the watch (its map
+      // node) may be destroyed while the lock is released.
+      const Clock::time_point until = first->first.first;
+      if (Clock::now() < until) {
+        cv_.wait_until(lock, until);
         continue;
       }
       // Under the lock, so that a watch being destroyed waits until this is done with db.
