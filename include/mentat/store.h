@@ -162,6 +162,12 @@ struct QueryOptions {
   bool history = false;
   std::optional<int64_t> timeout_ms;
   bool use_planner = true;  // false: keep the written clause order
+  // Optimizer passes to leave out, by name: value_counts, join_order, as_of_probes,
+  // attribute_cache, entity_sets (src/query/README.md "Optimizer passes"; use_planner =
+  // false leaves out all but attribute_cache). Results are the same with any of them off;
+  // for measurements side by side and differential tests. An unknown name is a
+  // kInvalidArgument error of the query that lists the passes.
+  std::vector<std::string> disabled_passes;
   // A stop check of the caller's: polled on the calling thread while the query runs
   // (between SQLite steps, about every thousand of its instructions, and in the engine's
   // own loops). Returning true stops the query with kInterrupted, as interrupt() does; the
@@ -171,9 +177,9 @@ struct QueryOptions {
 };
 
 // Parses {"inputs": [...], "asOf": t, "since": t, "history": bool, "timeout": ms,
-// "planner": bool} for the CLI and both extensions. Unknown keys and wrong shapes are
-// kInvalidArgument errors that say what is wrong. `query` gives the :in spec so JSON
-// values bind with the right shape.
+// "planner": bool, "disabledPasses": ["entity_sets", ...]} for the CLI and both
+// extensions. Unknown keys and wrong shapes are kInvalidArgument errors that say what is
+// wrong. `query` gives the :in spec so JSON values bind with the right shape.
 Result<QueryOptions> options_from_json(std::string_view query, std::string_view json);
 
 // A database value: the store as of a basis, optionally filtered (as-of, since, history).

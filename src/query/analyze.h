@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "query/compile.h"
+#include "query/passes.h"
 
 namespace mentat::query {
 
@@ -113,8 +114,9 @@ struct Compiled {
   bool distinct = true;                     // the SQL removes duplicate rows
   int limit_slot = -1, offset_slot = -1;
   std::optional<int64_t> limit, offset;
-  std::vector<std::string> order_text;  // explain: the chosen join order
-  std::vector<Entid> cached_attrs;      // read through mentat_cached (ExecContext)
+  std::vector<std::string> order_text;   // explain: the chosen join order
+  std::vector<Entid> cached_attrs;       // read through mentat_cached (ExecContext)
+  std::vector<PassReport> pass_reports;  // explain: what each optimizer pass did to main
   std::chrono::steady_clock::time_point built;
 };
 
@@ -130,6 +132,7 @@ struct AnalyzeEnv {
   const Stats* stats = nullptr;
   const std::map<std::string, DbView>* views = nullptr;
   bool use_planner = true;
+  std::vector<std::string> disabled_passes;  // ExecContext::disabled_passes (passes.h)
   Compiled* out = nullptr;
 
   // The demand rewrite (demand.cc): generated rules, and per magic rule its adorned rule,

@@ -369,12 +369,9 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     return s;
   };
-  PlanUnit(&out->main, *env->schema, *env->stats, env->sources, *env->views, out->rels,
-           env->use_planner);
-  if (env->use_planner) UseAsOfProbes(&out->main, *env->schema);
-  if (env->cached_attrs && !env->cached_attrs->empty())
-    out->cached_attrs = UseAttributeCache(&out->main);
-  if (env->use_planner && EntitySetsUsable()) UseEntitySets(&out->main, *env->schema, *env->stats);
+  // The optimizer (passes.h).
+  PassTarget target{&out->main, env, &out->rels, false, &out->cached_attrs};
+  out->pass_reports = RunPasses(target, env->use_planner, env->disabled_passes);
   if (cpp) {
     // C++ aggregates: the SQL returns the distinct rows of the variables involved.
     out->cpp_mode = true;
@@ -471,8 +468,8 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                  : out->rule_rels[out->rels[item.rel].rule_rel].stratum == stratum
                                      ? 10
                                      : 1000;
-      PlanUnit(&cu.unit, *env.schema, *env.stats, env.sources, *env.views, out->rels,
-               env.use_planner);
+      PassTarget target{&cu.unit, &env, &out->rels, true, nullptr};
+      (void)RunPasses(target, env.use_planner, env.disabled_passes);
       SelectSpec spec;
       for (const auto& [name, e] : cu.unit.blocks[0].outputs) spec.columns.push_back(e);
       spec.distinct = true;

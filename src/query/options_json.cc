@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "query/ast.h"
+#include "query/passes.h"
 #include "query/query.h"
 
 namespace mentat {
@@ -112,9 +113,17 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
     } else if (key == "planner") {
       if (!v.is_boolean()) return Bad("planner must be true or false");
       opts.use_planner = v.get<bool>();
+    } else if (key == "disabledPasses") {
+      if (!v.is_array()) return Bad("disabledPasses must be an array of pass names");
+      for (const json& n : v) {
+        if (!n.is_string()) return Bad("disabledPasses must be an array of pass names");
+        opts.disabled_passes.push_back(n.get<std::string>());
+      }
+      auto known = query::CheckPassNames(opts.disabled_passes);
+      if (!known.ok()) return Bad("disabledPasses: " + known.message());
     } else {
       return Bad("unknown option \"" + key +
-                 "\" (expected inputs, asOf, since, history, timeout, planner)");
+                 "\" (expected inputs, asOf, since, history, timeout, planner, disabledPasses)");
     }
   }
   auto in = j.find("inputs");

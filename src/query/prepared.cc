@@ -148,7 +148,9 @@ struct FastKey {
 
 // Fills `k`; false when the query is not the common case.
 bool MakeFastKey(const ExecContext& ctx, const BoundInputs& in, FastKey* k) {
-  if (!ctx.sources.empty() || in.rules || in.sizes.size() > k->sizes.size()) return false;
+  if (!ctx.sources.empty() || in.rules || in.sizes.size() > k->sizes.size() ||
+      !ctx.disabled_passes.empty())
+    return false;
   k->schema_gen = ctx.schema_gen;
   k->cache_gen = ctx.cache_gen;
   k->schema = ctx.schema;
@@ -202,6 +204,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
                       const std::vector<Input>& inputs) {
   if (!ctx.conn || !ctx.schema) return Status::Internal("query without a connection or schema");
   MENTAT_RETURN_IF_ERROR(EnsureRegistered(ctx.conn->raw()));
+  MENTAT_RETURN_IF_ERROR(CheckPassNames(ctx.disabled_passes));
   Setup s;
   MENTAT_ASSIGN_OR_RETURN(s.inputs, MatchInputs(q, ctx, inputs));
   auto now = std::chrono::steady_clock::now();
@@ -226,6 +229,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   std::string key = std::to_string(ctx.schema_gen) + "|" +
                     std::to_string(reinterpret_cast<uintptr_t>(ctx.schema)) +
                     (ctx.use_planner ? "|p" : "|n") + "|c" + std::to_string(ctx.cache_gen);
+  for (const auto& name : ctx.disabled_passes) key += "|-" + name;
   for (const auto& [name, v] : views) key += "|" + name + ":" + ShapeKey(v);
   if (s.inputs.rules) key += "|r" + edn::Print(*s.inputs.rules);
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i)
@@ -258,6 +262,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   env.stats = &stats;
   env.views = &views;
   env.use_planner = ctx.use_planner;
+  env.disabled_passes = ctx.disabled_passes;
   std::vector<size_t> sizes;
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i) sizes.push_back(s.inputs.sizes[i]);
   MENTAT_ASSIGN_OR_RETURN(auto compiled, Compile(q, env, sizes));
@@ -311,6 +316,12 @@ Result<std::string> Prepared::Explain(const ExecContext& ctx,
   int k = 0;
   for (const auto& line : c.order_text) out += "  " + std::to_string(++k) + ". " + line + "\n";
   if (c.order_text.empty()) out += "  (no patterns)\n";
+  out += "optimizer passes:\n";
+  for (const PassReport& r : c.pass_reports) {
+    out += "  " + r.name + (r.ran ? "" : ": off") +
+           (r.ran && r.changes.empty() ? ": no change" : "") + "\n";
+    for (const auto& line : r.changes) out += "    " + line + "\n";
+  }
   for (const RuleClauseUnit& cu : c.rule_units)
     out += "rule " + c.rule_rels[cu.head_rel].rule + " clause:\n  " + cu.sql + "\n";
   out += "sql:\n  " + c.sql + "\n";

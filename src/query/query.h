@@ -51,6 +51,8 @@ struct ExecContext {
   // From QueryOptions::interrupted: polled on the query's thread; true stops the query.
   std::function<bool()> stop;
   bool use_planner = true;  // false: keep the written clause order
+  // From QueryOptions::disabled_passes: optimizer passes left out (passes.h), by name.
+  std::vector<std::string> disabled_passes;
   // Attribute caches (Store::cache): attributes whose current values this connection can
   // read through mentat_cached(a, e), sorted; nullptr or empty for none. `cache_gen`
   // identifies the set in plan keys. Before a plan that reads any of them runs,

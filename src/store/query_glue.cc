@@ -2,12 +2,14 @@
 //
 // Parsed queries are cached per thread (keyed by the query text), so repeated queries
 // skip parsing; plans are cached inside each Prepared, and statements by the connection.
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "mentat/store.h"
 #include "pull/pull.h"
 #include "query/ast.h"
+#include "query/passes.h"
 #include "query/query.h"
 #include "store/store_impl.h"
 #include "store/views.h"
@@ -160,6 +162,11 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   ctx->timeout_ms = o.timeout_ms;
   ctx->stop = o.interrupted;
   ctx->use_planner = o.use_planner;
+  MENTAT_RETURN_IF_ERROR(query::CheckPassNames(o.disabled_passes));
+  ctx->disabled_passes = o.disabled_passes;
+  std::sort(ctx->disabled_passes.begin(), ctx->disabled_passes.end());
+  ctx->disabled_passes.erase(std::unique(ctx->disabled_passes.begin(), ctx->disabled_passes.end()),
+                             ctx->disabled_passes.end());
   return Status::OK();
 }
 
@@ -214,7 +221,7 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
         MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
         if (impl->advisor().mode() == AutoIndex::kAdaptive && !std::exchange(recorded, true))
           tune = impl->advisor().Record(ValueFilteredAttributes(parsed, *ctx.schema), *ctx.schema);
-        if (ctx.use_planner) {
+        if (query::PassEnabled("value_counts", ctx.use_planner, ctx.disabled_passes)) {
           // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
           MENTAT_ASSIGN_OR_RETURN(
               auto counted, TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema,
@@ -239,11 +246,12 @@ Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,
     MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
     MENTAT_ASSIGN_OR_RETURN(std::string text, prepared.Explain(ctx, options.inputs));
     const Attribute* counted =
-        ctx.use_planner
+        query::PassEnabled("value_counts", ctx.use_planner, ctx.disabled_passes)
             ? CountQueryAttribute(prepared.parsed(), *ctx.schema, ctx.view, options.inputs.size())
             : nullptr;
     if (counted)
-      text = "plan:\n  maintained per-value counts of :" + counted->ident +
+      text = "plan (optimizer pass value_counts):\n  maintained per-value counts of :" +
+             counted->ident +
              " (src/store/value_counts.h), brought up to date from the transactions since "
              "they were last read; the SQL below is what they replace\n" +
              text;

@@ -1,0 +1,72 @@
+// The query optimizer as one ordered list of named passes (after DuckDB's
+// Optimizer::RunBuiltInOptimizers): each pass rewrites a compiled unit (compile.h) and
+// says what it changed; `QueryOptions::disabled_passes` (options JSON `disabledPasses`)
+// leaves any of them out, for side-by-side measurements and for differential tests
+// against the unoptimized path. `use_planner = false` leaves out every pass that needs the
+// planner (join_order and those after it that read its order).
+//
+// The list, in order (src/query/README.md "Passes"):
+//   value_counts    [:find ?v (count ?e) :where [?e :a ?v]] on the current database
+//                   read from maintained per-value counts (store/value_counts.h); runs
+//                   before compilation, in the store layer, so it has no unit to rewrite
+//   join_order      the block's items ordered by estimated rows (plan.cc); disabled, the
+//                   written order (Datomic's), with the same arm budget
+//   as_of_probes    an as-of pattern of a cardinality-one attribute whose entity is found
+//                   reads its value at t as one scalar subquery (plan.cc)
+//   attribute_cache a pattern whose entity is found reads a cached attribute from memory
+//                   (plan.cc; only when the connection caches it)
+//   entity_sets     a first pattern that only finds entities becomes an in-memory set
+//                   filtering the second pattern's value-index scan (entity_sets.cc)
+// Rule bodies of recursive rules get join_order only, so far.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mentat/status.h"
+#include "query/compile.h"
+
+namespace mentat::query {
+
+struct AnalyzeEnv;  // analyze.h
+
+// What a pass rewrites.
+struct PassTarget {
+  Unit* unit = nullptr;
+  const AnalyzeEnv* env = nullptr;
+  const std::vector<RelSpec>* rels = nullptr;
+  bool rule_body = false;                      // a recursive rule's clause
+  std::vector<Entid>* cached_attrs = nullptr;  // attribute_cache: the attributes it reads
+};
+
+struct Pass {
+  const char* name;
+  const char* what;  // one line, for explain
+  bool needs_planner;
+  bool in_rule_bodies;
+  // Runs the pass (`enabled`), or its unoptimized form where the unit needs one
+  // (join_order's written order); appends a line per change to `changes`.
+  void (*run)(PassTarget& t, bool enabled, std::vector<std::string>* changes);
+};
+
+// The passes in the order they run.
+const std::vector<Pass>& OptimizerPasses();
+// kInvalidArgument naming the first of `names` that is no pass, with the list of passes.
+Status CheckPassNames(const std::vector<std::string>& names);
+// Whether pass `name` runs under these options.
+bool PassEnabled(std::string_view name, bool use_planner, const std::vector<std::string>& disabled);
+
+// What one pass did to one unit, for explain.
+struct PassReport {
+  std::string name;
+  bool ran = false;
+  std::vector<std::string> changes;
+};
+
+// Runs every pass that has something to rewrite in `t` (value_counts has not) and
+// returns their reports in order.
+std::vector<PassReport> RunPasses(PassTarget& t, bool use_planner,
+                                  const std::vector<std::string>& disabled);
+
+}  // namespace mentat::query
