@@ -491,6 +491,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
     // datoms_aevt. History rows have no ix (NULL), which passes either term.
     item.index_term = Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed());
+    item.index_term_written = item.index_term;
     const auto* cached = env_->cached_attrs;
     if (cached && !attr->many && e.is_var() && tx.is_blank() && added.is_blank() && !shape.as_of &&
         !shape.since && !shape.history &&

@@ -77,6 +77,13 @@ struct RuleRel {
 struct Stratum {
   std::vector<int> rule_rels;  // evaluated together to a fixpoint
   std::vector<int> units;      // Compiled::rule_units deriving them
+  // The recursive_cte pass: the whole stratum as one WITH RECURSIVE statement whose rows
+  // are (rule relation, columns...); empty when it is evaluated by the engine's loop.
+  std::string cte_sql;
+  std::vector<int> unit_offsets;  // per unit: where its parameters start (?offset+1)
+  // Magic relations seeded in the statement: (rule relation, first parameter); the
+  // parameters are the seed's columns, then 1 or 0 (whether the seed encodes).
+  std::vector<std::pair<int, int>> seeds;
 };
 
 // Find element projection.
@@ -133,6 +140,8 @@ struct AnalyzeEnv {
   const std::map<std::string, DbView>* views = nullptr;
   bool use_planner = true;
   std::vector<std::string> disabled_passes;  // ExecContext::disabled_passes (passes.h)
+  bool pass_through = true;                  // the pass_through rule rewrite (demand.cc)
+  std::vector<std::string> rewrites;         // what it rewrote, for explain
   Compiled* out = nullptr;
 
   // The demand rewrite (demand.cc): generated rules, and per magic rule its adorned rule,
@@ -231,7 +240,22 @@ class Analyzer {
   // what the call can use (magic sets). nullopt when the rule does not qualify.
   std::optional<std::string> DemandRewrite(const std::string& name, const std::vector<int>& bound,
                                            const std::vector<SeedVal>& seed);
+  // The pass-through rewrite of a right-linear call (demand.cc): the generated answer
+  // rule, which takes the call's free arguments (their positions returned with it).
+  std::optional<std::pair<std::string, std::vector<int>>> PassThroughRewrite(
+      const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed);
   Status OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join);
+  // An `or` as a filter on bound variables: (EXISTS branch OR ...).
+  Status OrExists(const Clause& c, Scope* s, const std::vector<std::string>& join);
+  // An `or` as a composite item whose branches are spliced into the arms of the block;
+  // false (nothing added) when that would make too many arms or the branch types differ.
+  // `all_bound`: every variable is bound already (filter_ok, see compile.h).
+  Result<bool> OrComposite(const Clause& c, Scope* s, const std::vector<std::string>& join,
+                           bool all_bound);
+  Scope BranchScope(Scope* s, int block, const std::vector<std::string>& join,
+                    const std::string& src, bool spliced);
+  // Bound before any item of the scope's own block (constant, input, enclosing block).
+  bool BoundOutside(const Scope& s, const std::string& v) const;
   int ArmCount(int block) const;
 
  public:
@@ -290,6 +314,14 @@ struct SelectSpec {
   std::string group_by_cols;  // when set: SELECT <this> FROM (arms) <tail>
 };
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin);
+// `sql` with every parameter ?N written ?(N + offset) (quoted text left alone).
+std::string ShiftParams(const std::string& sql, int offset);
+// The recursive_cte pass (compile.cc): whether stratum `st` of `out` can be one WITH
+// RECURSIVE statement: every clause reads at most one relation of the stratum, from the
+// top block of its unit, and something (a clause without one, or a seed) starts it.
+bool CteEligible(const Compiled& out, const Stratum& st);
+// Writes Stratum::cte_sql and its parameter layout from the units' SQL.
+void BuildCte(Compiled* out, Stratum* st, int width);
 int CountArms(const Unit& unit, int block);
 // Describes the join order of a block for explain.
 std::vector<std::string> DescribeOrder(const Unit& unit, int block);

@@ -101,32 +101,66 @@ Status Analyzer::OrBranch(const Clause& branch, const std::vector<std::string>& 
 
 Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
   std::vector<std::string> join = OrJoinVars(c);
-  std::string src = c.src == "$" ? s->src : c.src;
-  auto make_scope = [&](int block, bool correlated) {
-    Scope sub;
-    sub.block = block;
-    sub.parent = s;
-    sub.correlated = correlated;
-    sub.import = std::set<std::string>(join.begin(), join.end());
-    sub.src = src;
-    for (const auto& v : join)
-      if (Lookup(*s, v) && (correlated || Lookup(*s, v)->deps.empty()))
-        unit_->blocks[block].bound_on_entry.insert(v);
-    return sub;
-  };
   if (as_filter) {
-    std::string expr;
-    for (const Clause& branch : c.body) {
-      int block = NewBlock(true);
-      Scope sub = make_scope(block, true);
-      MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &sub));
-      FinishBlock(sub);
-      expr += (expr.empty() ? "" : " OR ") + std::string("EXISTS ") + ExistsOf(block);
+    // Every variable is bound already. When items of this block bind some of them, a
+    // composite the planner places either before those items (a producer) or after them
+    // (a filter); else, or past the arm budget, a filter.
+    bool local = false;
+    for (const auto& v : join) local = local || !BoundOutside(*s, v);
+    if (local) {
+      MENTAT_ASSIGN_OR_RETURN(bool made, OrComposite(c, s, join, true));
+      if (made) return Status::OK();
     }
-    AddWhere(s, "(" + expr + ")");
-    return Status::OK();
+    return OrExists(c, s, join);
   }
-  // Generator: try distributing the branches over the enclosing block.
+  MENTAT_ASSIGN_OR_RETURN(bool made, OrComposite(c, s, join, false));
+  if (made) return Status::OK();
+  // A self-contained UNION subquery, its branches analyzed again, uncorrelated.
+  return OrGenerator(c, s, join);
+}
+
+bool Analyzer::BoundOutside(const Scope& s, const std::string& v) const {
+  const VarBind* vb = Lookup(s, v);
+  if (!vb) return false;
+  const std::vector<int>& mine = unit_->blocks[s.block].items;
+  for (int d : vb->deps)
+    if (std::find(mine.begin(), mine.end(), d) != mine.end()) return false;
+  return true;
+}
+
+Analyzer::Scope Analyzer::BranchScope(Scope* s, int block, const std::vector<std::string>& join,
+                                      const std::string& src, bool spliced) {
+  Scope sub;
+  sub.block = block;
+  sub.parent = s;
+  sub.correlated = true;
+  sub.import = std::set<std::string>(join.begin(), join.end());
+  sub.src = src;
+  // A spliced branch sees as bound on entry only what is bound outside the enclosing
+  // block; the planner adds the variables of the items it places before the composite.
+  for (const auto& v : join)
+    if (spliced ? BoundOutside(*s, v) : Lookup(*s, v) != nullptr)
+      unit_->blocks[block].bound_on_entry.insert(v);
+  return sub;
+}
+
+Status Analyzer::OrExists(const Clause& c, Scope* s, const std::vector<std::string>& join) {
+  std::string src = c.src == "$" ? s->src : c.src;
+  std::string expr;
+  for (const Clause& branch : c.body) {
+    int block = NewBlock(true);
+    Scope sub = BranchScope(s, block, join, src, false);
+    MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &sub));
+    FinishBlock(sub);
+    expr += (expr.empty() ? "" : " OR ") + std::string("EXISTS ") + ExistsOf(block);
+  }
+  AddWhere(s, "(" + expr + ")");
+  return Status::OK();
+}
+
+Result<bool> Analyzer::OrComposite(const Clause& c, Scope* s, const std::vector<std::string>& join,
+                                   bool all_bound) {
+  std::string src = c.src == "$" ? s->src : c.src;
   std::vector<std::string> unbound;
   for (const auto& v : join)
     if (!Lookup(*s, v)) unbound.push_back(v);
@@ -134,11 +168,19 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
   size_t params_before = unit_->params.size();
   size_t rels_before = env_->out->rels.size(), slots_before = env_->out->slots.size();
   size_t used_before = rule_rels_used_.size();
+  auto roll_back = [&]() {
+    unit_->items.resize(items_before);
+    unit_->blocks.resize(blocks_before);
+    unit_->params.resize(params_before);
+    env_->out->rels.resize(rels_before);
+    env_->out->slots.resize(slots_before);
+    rule_rels_used_.resize(used_before);
+  };
   std::vector<Scope> subs;
   int arms = 0;
   for (const Clause& branch : c.body) {
     int block = NewBlock(true);
-    subs.push_back(make_scope(block, true));
+    subs.push_back(BranchScope(s, block, join, src, true));
     MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &subs.back()));
     FinishBlock(subs.back());
     arms += ArmCount(block);
@@ -166,38 +208,76 @@ Status Analyzer::OrClause(const Clause& c, Scope* s, bool as_filter) {
       }
     }
   }
-  if (consistent && arms <= kMaxBranchArms && ArmCount(s->block) * arms <= kMaxArms) {
-    int id = NewItem(Item::Kind::kComposite, c.form, s);
-    for (size_t b = 0; b < subs.size(); ++b) {
-      Variant v;
-      v.branch = subs[b].block;
-      for (size_t i = 0; i < unbound.size(); ++i) {
-        const VarBind& vb = subs[b].vars[unbound[i]];
-        v.cols["j" + std::to_string(i)] = vb.sql;
-        if (types[i] == VT::kDynamic) {
-          // A static type in this branch: its attribute is any attribute of that type.
-          v.cols["j" + std::to_string(i) + "a"] =
-              vb.type == VT::kDynamic ? vb.attr : IntLit(TypeCode(ToValueType(vb.type)));
-        }
-      }
-      unit_->items[id].variants.push_back(std::move(v));
-    }
-    for (size_t i = 0; i < unbound.size(); ++i) {
-      unit_->items[id].plan.binds.push_back(unbound[i]);
-      VarBind vb = ViewColumn(id, "j" + std::to_string(i), types[i]);
-      if (types[i] == VT::kDynamic) vb.attr = Col(id, "j" + std::to_string(i) + "a");
-      MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, unbound[i], std::move(vb), id, c.form));
-    }
-    return Status::OK();
+  if (!consistent || arms > kMaxBranchArms || ArmCount(s->block) * arms > kMaxArms) {
+    roll_back();
+    return false;
   }
-  // Fall back to a self-contained UNION subquery: analyze the branches again, uncorrelated.
-  unit_->items.resize(items_before);
-  unit_->blocks.resize(blocks_before);
-  unit_->params.resize(params_before);
-  env_->out->rels.resize(rels_before);
-  env_->out->slots.resize(slots_before);
-  rule_rels_used_.resize(used_before);
-  return OrGenerator(c, s, join);
+  int id = NewItem(Item::Kind::kComposite, c.form, s);
+  Item& item = unit_->items[id];
+  for (size_t b = 0; b < subs.size(); ++b) {
+    Variant v;
+    v.branch = subs[b].block;
+    for (size_t i = 0; i < unbound.size(); ++i) {
+      const VarBind& vb = subs[b].vars[unbound[i]];
+      v.cols["j" + std::to_string(i)] = vb.sql;
+      if (types[i] == VT::kDynamic) {
+        // A static type in this branch: its attribute is any attribute of that type.
+        v.cols["j" + std::to_string(i) + "a"] =
+            vb.type == VT::kDynamic ? vb.attr : IntLit(TypeCode(ToValueType(vb.type)));
+      }
+    }
+    item.variants.push_back(std::move(v));
+  }
+  // What the composite needs placed before it: what a branch item needs that its branch
+  // does not bind, and the enclosing block's variables that some branch only tests.
+  std::set<int> branch_items;
+  for (const Scope& sub : subs)
+    for (int i : unit_->blocks[sub.block].items) branch_items.insert(i);
+  auto add_need = [&](const std::string& v) {
+    if (std::find(item.plan.needs.begin(), item.plan.needs.end(), v) == item.plan.needs.end())
+      item.plan.needs.push_back(v);
+  };
+  for (const Scope& sub : subs) {
+    const Block& blk = unit_->blocks[sub.block];
+    for (int i : blk.items) {
+      const PlanInfo& p = unit_->items[i].plan;
+      for (const auto& v : p.needs)
+        if (!blk.providers.count(v) && !blk.bound_on_entry.count(v) && Lookup(*s, v)) add_need(v);
+      for (int a : p.after)
+        if (!branch_items.count(a) &&
+            std::find(item.plan.after.begin(), item.plan.after.end(), a) == item.plan.after.end())
+          item.plan.after.push_back(a);
+    }
+  }
+  // A variable bound by an item of this block: the composite binds it too when every
+  // branch has an item binding it (it may then be placed before that item).
+  for (const auto& v : join) {
+    if (!Lookup(*s, v) || BoundOutside(*s, v)) continue;
+    bool everywhere = true;
+    for (const Scope& sub : subs)
+      everywhere = everywhere && unit_->blocks[sub.block].providers.count(v) > 0;
+    if (everywhere) {
+      item.plan.binds.push_back(v);
+    } else {
+      add_need(v);
+    }
+  }
+  if (all_bound) {
+    // Until the or_joins pass lets it produce rows, it waits for its variables.
+    item.filter_ok = true;
+    for (const auto& v : item.plan.binds) {
+      item.filter_needs.push_back(v);
+      add_need(v);
+    }
+    return true;
+  }
+  for (size_t i = 0; i < unbound.size(); ++i) {
+    unit_->items[id].plan.binds.push_back(unbound[i]);
+    VarBind vb = ViewColumn(id, "j" + std::to_string(i), types[i]);
+    if (types[i] == VT::kDynamic) vb.attr = Col(id, "j" + std::to_string(i) + "a");
+    MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, unbound[i], std::move(vb), id, c.form));
+  }
+  return true;
 }
 
 Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join) {
@@ -401,6 +481,15 @@ Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
       if (!v.constant && v.slot < 0) continue;
       bound.push_back(static_cast<int>(i));
       seed.push_back(std::move(v));
+    }
+    if (!bound.empty() && env_->pass_through) {
+      if (auto answer = PassThroughRewrite(c.fn, bound, seed)) {
+        Clause call = c;
+        call.fn = answer->first;
+        call.args.clear();
+        for (int f : answer->second) call.args.push_back(c.args[static_cast<size_t>(f)]);
+        return RuleCall(call, s, true);
+      }
     }
     if (!bound.empty())
       if (auto adorned = DemandRewrite(c.fn, bound, seed)) name = *adorned;

@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "query/analyze.h"
+#include "query/passes.h"
 #include "query/relation.h"
+#include "storage/sqlite_api.h"
 
 namespace mentat::query {
 
@@ -441,6 +443,71 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   return Status::OK();
 }
 
+bool CteEligible(const Compiled& out, const Stratum& st) {
+  bool starts = false;
+  for (int r : st.rule_rels) starts = starts || out.rule_rels[r].magic;
+  for (int u : st.units) {
+    const RuleClauseUnit& cu = out.rule_units[u];
+    int reads = 0;
+    for (const Item& item : cu.unit.items) {
+      if (item.kind != Item::Kind::kRel || item.rel < 0) continue;
+      const RelSpec& rs = out.rels[item.rel];
+      if (rs.kind != RelSpec::Kind::kRule ||
+          out.rule_rels[rs.rule_rel].stratum != out.rule_rels[cu.head_rel].stratum)
+        continue;
+      const auto& top = cu.unit.blocks[0].items;
+      if (std::find(top.begin(), top.end(), item.id) == top.end()) return false;
+      ++reads;
+    }
+    // A relation read twice (non-linear) or from a subquery is not a recursive SELECT.
+    if (reads > 1) return false;
+    // Read elsewhere than through its items (an EXISTS over a branch) it would be found
+    // above; a unit whose relation param is used otherwise is not expected.
+    if (reads == 0) starts = true;
+  }
+  return starts;
+}
+
+namespace {
+
+// Assembles a stratum's WITH RECURSIVE statement from its units' SQL (compile.cc above):
+// the SELECTs that read no relation of the stratum and the seeds first, then the others.
+void BuildCteImpl(Compiled* out, Stratum* st, int width) {
+  std::string initial, recursive;
+  int offset = 0;
+  st->unit_offsets.clear();
+  st->seeds.clear();
+  for (int u : st->units) {
+    const RuleClauseUnit& cu = out->rule_units[u];
+    st->unit_offsets.push_back(offset);
+    std::string sql = ShiftParams(cu.sql, offset);
+    offset += static_cast<int>(cu.unit.params.size());
+    bool rec = sql.find("mentat_rec AS t") != std::string::npos;
+    std::string& dst = rec ? recursive : initial;
+    dst += (dst.empty() ? "" : " UNION ") + sql;
+  }
+  for (int r : st->rule_rels) {
+    const RuleRel& rr = out->rule_rels[r];
+    if (!rr.magic) continue;
+    st->seeds.push_back({r, offset + 1});
+    std::string sel = "SELECT " + IntLit(r);
+    for (int j = 0; j < width; ++j)
+      sel += j < rr.arity ? ", ?" + std::to_string(offset + 1 + j) : std::string(", NULL");
+    sel += " WHERE ?" + std::to_string(offset + 1 + rr.arity);
+    offset += rr.arity + 1;
+    initial += (initial.empty() ? "" : " UNION ") + sel;
+  }
+  std::string cols = "k";
+  for (int j = 0; j < width; ++j) cols += ", c" + std::to_string(j);
+  st->cte_sql = "WITH RECURSIVE mentat_rec(" + cols + ") AS (" + initial +
+                (recursive.empty() ? "" : " UNION " + recursive) + ") SELECT " + cols +
+                " FROM mentat_rec";
+}
+
+}  // namespace
+
+void BuildCte(Compiled* out, Stratum* st, int width) { BuildCteImpl(out, st, width); }
+
 Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                           const std::vector<size_t>& input_sizes) {
   std::map<std::string, std::vector<VT>> hints;
@@ -459,6 +526,15 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
     out->sql = std::move(sql);
     out->main.MarkUsed(out->sql);
     MENTAT_RETURN_IF_ERROR(BuildStrata(out.get()));
+    // The recursive_cte pass: which strata become one WITH RECURSIVE statement (several
+    // recursive SELECTs in one CTE need SQLite 3.34).
+    std::vector<bool> cte(out->strata.size(), false);
+    bool cte_on = PassEnabled("recursive_cte", env.use_planner, env.disabled_passes) &&
+                  sqlite3_libversion_number() >= 3034000;
+    int width = 1;
+    for (const RuleRel& rr : out->rule_rels) width = std::max(width, rr.arity);
+    for (size_t k = 0; k < out->strata.size() && cte_on; ++k)
+      cte[k] = CteEligible(*out, out->strata[k]);
     for (RuleClauseUnit& cu : out->rule_units) {
       int stratum = out->rule_rels[cu.head_rel].stratum;
       for (Item& item : cu.unit.items)
@@ -471,10 +547,38 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
       PassTarget target{&cu.unit, &env, &out->rels, true, nullptr};
       (void)RunPasses(target, env.use_planner, env.disabled_passes);
       SelectSpec spec;
-      for (const auto& [name, e] : cu.unit.blocks[0].outputs) spec.columns.push_back(e);
+      if (cte[stratum]) {
+        // A SELECT of the statement: (its relation, its columns, NULL up to the width);
+        // a relation of the stratum is read from the statement's own table.
+        spec.columns.push_back(IntLit(cu.head_rel));
+        for (Item& item : cu.unit.items) {
+          if (item.kind != Item::Kind::kRel || item.rel < 0) continue;
+          const RelSpec& rs = out->rels[item.rel];
+          if (rs.kind != RelSpec::Kind::kRule || out->rule_rels[rs.rule_rel].stratum != stratum)
+            continue;
+          item.variants[0].table = "mentat_rec";
+          item.variants[0].conds.push_back(Col(item.id, "k") + " = " + IntLit(rs.rule_rel));
+        }
+      }
+      // In the statement a column without affinity (+x), as mentat_rel's are: a column
+      // with INTEGER affinity compared with `v` would keep SQLite off the (a, v) index.
+      for (const auto& [name, e] : cu.unit.blocks[0].outputs)
+        spec.columns.push_back(cte[stratum] ? "+(" + e + ")" : e);
+      if (cte[stratum])
+        while (static_cast<int>(spec.columns.size()) < width + 1) spec.columns.push_back("NULL");
       spec.distinct = true;
       cu.sql = EmitSelect(cu.unit, 0, spec, true);
       cu.unit.MarkUsed(cu.sql);
+    }
+    for (size_t k = 0; k < out->strata.size(); ++k) {
+      if (!cte[k]) continue;
+      BuildCte(out.get(), &out->strata[k], width);
+      std::string names;
+      for (int r : out->strata[k].rule_rels)
+        names += (names.empty() ? "" : ", ") + out->rule_rels[r].rule;
+      for (PassReport& rep : out->pass_reports)
+        if (rep.name == "recursive_cte")
+          rep.changes.push_back(names + ": one WITH RECURSIVE statement");
     }
     out->order_text = DescribeOrder(out->main, 0);
     out->built = std::chrono::steady_clock::now();

@@ -116,6 +116,7 @@ struct Item {
   // lets SQLite use datoms_avet or datoms_aevt; left out under an index hint, where it would
   // only cost a table lookup per row.
   Expr index_term;
+  Expr index_term_written;  // as analysis wrote it (the planner drops it or keeps it)
   edn::Value form;  // the clause, for explain
   bool use_collapsed = false;
   double est = 0;  // the planner's row estimate when it was placed
@@ -131,6 +132,14 @@ struct Item {
   std::string as_of_param;
   // Read as a scalar subquery by the entity of this earlier item (UseAsOfProbes).
   int probe_from = -1;
+  // A composite (a distributed `or`, `or-join` or rule call) each of whose variables is
+  // also bound by other items: placed after them it tests each row (EXISTS per branch),
+  // placed before them it produces the rows its branches find (or_joins pass).
+  bool filter_ok = false;
+  std::vector<std::string> filter_needs;  // its variables, while it may only be a filter
+  // Set by the planner: placed where all its variables are bound, it is emitted as
+  // (EXISTS branch1 OR EXISTS branch2 ...) instead of splicing the branches into arms.
+  bool exists_filter = false;
 };
 
 struct Block {

@@ -11,6 +11,19 @@
 // evaluation can reach from the seed, so R__d derives only what the call can use. The
 // rewrite applies to rules that are recursive only through themselves, with their
 // recursive calls at the top level of their bodies; other rules evaluate in full.
+//
+// Before it, the pass-through rewrite (PassThroughRewrite) handles right-linear rules,
+// also mutually recursive ones: when every recursive clause of the call's strongly
+// connected component has one call into the component and hands the head's free
+// arguments to that call unchanged (`(anc ?x ?y) :- [?x :parent ?z] (anc ?z ?y)` called
+// with ?x bound), the answer is the union of the exit clauses over every bound tuple the
+// evaluation reaches:
+//   P__mK(b)  seeded with the call's values, for the called rule P
+//   Q__mK(c)  :- P__mK(b), <the clause without its call (Q c f)>    (per recursive clause)
+//   P__aK(f)  :- Q__mK(b), <an exit clause of Q>                   (per exit clause)
+// The magic relations are as large as the set of reachable bound values, where the
+// demand rewrite derives a pair for every reachable value and every answer below it
+// (quadratic on a chain).
 #include <algorithm>
 #include <functional>
 
@@ -50,7 +63,212 @@ Clause Call(const std::string& name, std::vector<Term> args, const edn::Value& f
   return c;
 }
 
+// Calls of `scc` rules at the top level of `body` (indexes); -1 in *bad when one is nested.
+std::vector<size_t> SccCalls(const Clauses& body, const std::set<std::string>& scc, bool* bad) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const Clause& c = body[i];
+    if (c.kind == Clause::Kind::kRule && scc.count(c.fn)) out.push_back(i);
+    for (const auto& name : scc)
+      if (CallsNested(Clauses{c}, name)) *bad = true;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRewrite(
+    const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed) {
+  const std::vector<RuleDef>* defs = env_->FindRule(name);
+  if (!defs || defs->empty() || !env_->rules) return std::nullopt;
+  size_t arity = (*defs)[0].params.size();
+  std::vector<int> free_pos;
+  for (int p = 0; p < static_cast<int>(arity); ++p)
+    if (std::find(bound.begin(), bound.end(), p) == bound.end()) free_pos.push_back(p);
+  if (free_pos.empty()) return std::nullopt;
+  // The component: rules reachable from `name` that reach it back.
+  std::map<std::string, std::set<std::string>> calls;
+  std::vector<std::string> todo{name};
+  while (!todo.empty()) {
+    std::string r = todo.back();
+    todo.pop_back();
+    if (calls.count(r)) continue;
+    const std::vector<RuleDef>* rd = env_->FindRule(r);
+    auto& out = calls[r];
+    if (!rd) continue;
+    for (const RuleDef& d : *rd) Callees(d.body, &out);
+    for (const auto& n : out) todo.push_back(n);
+  }
+  std::set<std::string> scc;
+  for (const auto& [r, _] : calls) {
+    // r reaches name?
+    std::set<std::string> seen;
+    std::vector<std::string> st{r};
+    bool back = false;
+    while (!st.empty() && !back) {
+      std::string x = st.back();
+      st.pop_back();
+      for (const auto& n : calls[x]) {
+        if (n == name) back = true;
+        if (seen.insert(n).second) st.push_back(n);
+      }
+    }
+    if (back) scc.insert(r);
+  }
+  if (!scc.count(name)) return std::nullopt;
+  // Free positions of each member, propagated from the call.
+  std::map<std::string, std::vector<int>> frees{{name, free_pos}};
+  std::vector<std::string> work{name};
+  struct Rec {
+    std::string head;
+    const RuleDef* def;
+    size_t call;  // index in body; npos for an exit clause
+  };
+  std::vector<Rec> recs;
+  std::set<std::string> done;
+  while (!work.empty()) {
+    std::string r = work.back();
+    work.pop_back();
+    if (!done.insert(r).second) continue;
+    const std::vector<RuleDef>* rd = env_->FindRule(r);
+    if (!rd || rd->empty()) return std::nullopt;
+    const std::vector<int>& fr = frees[r];
+    for (const RuleDef& d : *rd) {
+      if (d.params.size() != (*rd)[0].params.size()) return std::nullopt;
+      std::set<std::string> distinct(d.params.begin(), d.params.end());
+      if (distinct.size() != d.params.size()) return std::nullopt;
+      bool bad = false;
+      std::vector<size_t> at = SccCalls(d.body, scc, &bad);
+      if (bad || at.size() > 1) return std::nullopt;
+      if (at.empty()) {
+        recs.push_back({r, &d, std::string::npos});
+        continue;
+      }
+      const Clause& call = d.body[at[0]];
+      const std::vector<RuleDef>* cd = env_->FindRule(call.fn);
+      if (!cd || cd->empty() || call.src != "$" || call.args.size() != (*cd)[0].params.size())
+        return std::nullopt;
+      // The head's free parameters, in order, are the call's free arguments.
+      std::vector<int> cf;
+      for (int f : fr) {
+        const std::string& v = d.params[static_cast<size_t>(f)];
+        int pos = -1;
+        for (size_t j = 0; j < call.args.size(); ++j)
+          if (call.args[j].is_var() && call.args[j].name == v) {
+            if (pos >= 0) return std::nullopt;
+            pos = static_cast<int>(j);
+          }
+        if (pos < 0) return std::nullopt;
+        cf.push_back(pos);
+      }
+      if (!std::is_sorted(cf.begin(), cf.end())) return std::nullopt;
+      // ... and appear nowhere else in the clause.
+      Clauses rest;
+      for (size_t i = 0; i < d.body.size(); ++i)
+        if (i != at[0]) rest.push_back(d.body[i]);
+      std::vector<std::string> used;
+      CollectVars(rest, &used);
+      for (size_t j = 0; j < call.args.size(); ++j)
+        if (std::find(cf.begin(), cf.end(), static_cast<int>(j)) == cf.end() &&
+            call.args[j].is_var())
+          used.push_back(call.args[j].name);
+      for (int f : fr)
+        if (std::find(used.begin(), used.end(), d.params[static_cast<size_t>(f)]) != used.end())
+          return std::nullopt;
+      auto known = frees.find(call.fn);
+      if (known != frees.end() && known->second != cf) return std::nullopt;
+      frees[call.fn] = cf;
+      work.push_back(call.fn);
+      recs.push_back({r, &d, at[0]});
+    }
+  }
+  int k = env_->demand_count++;
+  auto magic = [&](const std::string& r) { return r + "__m" + std::to_string(k); };
+  std::string answer = name + "__a" + std::to_string(k);
+  auto bound_of = [&](const std::string& r, const std::vector<Term>& args) {
+    std::vector<Term> out;
+    const std::vector<int>& fr = frees[r];
+    for (size_t j = 0; j < args.size(); ++j)
+      if (std::find(fr.begin(), fr.end(), static_cast<int>(j)) == fr.end()) out.push_back(args[j]);
+    return out;
+  };
+  std::map<std::string, std::vector<RuleDef>> made;
+  std::vector<RuleDef> answers;
+  int fresh = 0;
+  for (const Rec& rec : recs) {
+    const RuleDef& d = *rec.def;
+    std::vector<Term> head;
+    for (const auto& p : d.params) head.push_back(Term::Var(p));
+    std::vector<Term> hb = bound_of(rec.head, head);
+    if (rec.call == std::string::npos) {
+      RuleDef a;
+      a.name = answer;
+      a.form = d.form;
+      for (int f : frees[rec.head]) a.params.push_back(d.params[static_cast<size_t>(f)]);
+      a.body.push_back(Call(magic(rec.head), hb, d.form));
+      a.body.insert(a.body.end(), d.body.begin(), d.body.end());
+      answers.push_back(std::move(a));
+      continue;
+    }
+    const Clause& call = d.body[rec.call];
+    RuleDef m;
+    m.name = magic(call.fn);
+    m.form = d.form;
+    m.body.push_back(Call(magic(rec.head), hb, d.form));
+    for (size_t i = 0; i < d.body.size(); ++i)
+      if (i != rec.call) m.body.push_back(d.body[i]);
+    for (const Term& q : bound_of(call.fn, call.args)) {
+      if (q.is_var()) {
+        if (std::find(m.params.begin(), m.params.end(), q.name) != m.params.end()) {
+          // The same variable twice in the call's bound places: a fresh one, unified.
+          std::string v = "?__g" + std::to_string(fresh++);
+          Clause u;
+          u.kind = Clause::Kind::kFn;
+          u.form = d.form;
+          u.fn = "identity";
+          u.args.push_back(q);
+          u.binding.kind = BindingForm::Kind::kScalar;
+          u.binding.vars.push_back(v);
+          u.binding.form = d.form;
+          m.body.push_back(std::move(u));
+          m.params.push_back(v);
+        } else {
+          m.params.push_back(q.name);
+        }
+      } else if (q.is_const()) {
+        std::string v = "?__g" + std::to_string(fresh++);
+        Clause g;
+        g.kind = Clause::Kind::kFn;
+        g.form = d.form;
+        g.fn = "ground";
+        g.args.push_back(q);
+        g.binding.kind = BindingForm::Kind::kScalar;
+        g.binding.vars.push_back(v);
+        g.binding.form = d.form;
+        m.body.push_back(std::move(g));
+        m.params.push_back(v);
+      } else {
+        return std::nullopt;  // a blank: nothing to hand on
+      }
+    }
+    made[m.name].push_back(std::move(m));
+  }
+  if (answers.empty()) return std::nullopt;  // no exit clause: nothing is ever derived
+  for (const auto& r : scc) {
+    if (!frees.count(r)) continue;
+    env_->extra.rules[magic(r)];  // a member reached only by the seed has no clause
+    for (auto& m : made[magic(r)]) env_->extra.rules[magic(r)].push_back(std::move(m));
+    env_->recursive.insert(magic(r));
+  }
+  env_->extra.rules[answer] = std::move(answers);
+  env_->demand[magic(name)] = AnalyzeEnv::Demand{"", bound, seed};
+  std::string members;
+  for (const auto& r : scc)
+    if (frees.count(r)) members += (members.empty() ? "" : ", ") + magic(r);
+  env_->rewrites.push_back("(" + name + " ...) with bound arguments: " + answer +
+                           " over the bound values it reaches (" + members + ")");
+  return std::make_pair(answer, frees[name]);
+}
 
 const std::vector<RuleDef>* AnalyzeEnv::FindRule(const std::string& name) const {
   auto x = extra.rules.find(name);

@@ -208,11 +208,11 @@ Status Execution::Prepare() {
 }
 
 Status Execution::Bind(storage::Statement& st, const Unit& unit,
-                       const std::vector<const Relation*>& rels) {
+                       const std::vector<const Relation*>& rels, int offset) {
   for (size_t i = 0; i < unit.params.size(); ++i) {
     if (i < unit.used.size() && !unit.used[i]) continue;
     const Param& p = unit.params[i];
-    int n = static_cast<int>(i) + 1;
+    int n = offset + static_cast<int>(i) + 1;
     switch (p.kind) {
       case Param::Kind::kValue:
         schema::Bind(st, n, p.value);

@@ -55,7 +55,13 @@ class Execution {
   Result<QueryResult> Run();
 
   // Binds the parameters of `unit` into `st`; `rels` gives the relation of each RelSpec.
-  Status Bind(storage::Statement& st, const Unit& unit, const std::vector<const Relation*>& rels);
+  // Binds `unit`'s parameters, ?1 of the unit as ?(offset + 1) of `st`.
+  Status Bind(storage::Statement& st, const Unit& unit, const std::vector<const Relation*>& rels,
+              int offset = 0);
+  // A magic relation's seed row (demand.cc); *keep false when a value does not encode.
+  Status SeedRow(const RuleRel& rr, std::vector<schema::DbVal>* row, bool* keep);
+  // Stratum `st` by its one WITH RECURSIVE statement (Stratum::cte_sql).
+  Status EvalCte(const Stratum& st);
 
  private:
   const edn::Value* SlotValue(int slot) const;

@@ -4,15 +4,76 @@
 // same stratum, with that occurrence reading only the rows derived in the previous
 // round (the delta) and the others reading everything derived so far. New rows (not yet
 // in the relation) form the next delta; evaluation stops when a round derives nothing.
-// Relations only grow and are finite, so this terminates.
+// Relations only grow and are finite, so this terminates. A stratum the recursive_cte
+// pass made one WITH RECURSIVE statement (compile.cc) runs that statement instead: SQLite
+// evaluates it the same way, a row of the queue at a time against each recursive SELECT.
 #include "query/execute.h"
 
 namespace mentat::query {
 
 using schema::DbVal;
 
+Status Execution::SeedRow(const RuleRel& rr, std::vector<DbVal>* row, bool* keep) {
+  row->assign(rr.arity, DbVal());
+  *keep = true;
+  for (int j = 0; j < rr.arity && *keep; ++j) {
+    const SeedVal& sv = rr.seed[j];
+    const edn::Value* v = sv.constant ? &*sv.constant : SlotValue(sv.slot);
+    if (!v) return Status::InvalidArgument("missing input for a rule argument");
+    VT t = IsStatic(rr.types[j]) ? rr.types[j] : VT::kAny;
+    MENTAT_ASSIGN_OR_RETURN(auto enc, Encode(*v, t, rr.source, "rule argument"));
+    if (enc) {
+      (*row)[j] = std::move(*enc);
+    } else {
+      *keep = false;
+    }
+  }
+  return Status::OK();
+}
+
+Status Execution::EvalCte(const Stratum& st) {
+  MENTAT_ASSIGN_OR_RETURN(auto stmt, ctx_.conn->Cached(st.cte_sql));
+  for (size_t i = 0; i < st.units.size(); ++i)
+    MENTAT_RETURN_IF_ERROR(Bind(*stmt, c_.rule_units[st.units[i]].unit, main_rels_,
+                                st.unit_offsets[i]));
+  for (const auto& [r, first] : st.seeds) {
+    const RuleRel& rr = c_.rule_rels[r];
+    std::vector<DbVal> row;
+    bool keep = false;
+    MENTAT_RETURN_IF_ERROR(SeedRow(rr, &row, &keep));
+    for (int j = 0; j < rr.arity; ++j) {
+      if (keep) {
+        schema::Bind(*stmt, first + j, row[j]);
+      } else {
+        stmt->BindNull(first + j);
+      }
+    }
+    stmt->BindInt(first + rr.arity, keep ? 1 : 0);
+  }
+  std::vector<DbVal> row;
+  size_t n = 0;
+  for (;;) {
+    auto step = stmt->Step();
+    if (!step.ok()) return intr_.Translate(step.status());
+    if (!*step) break;
+    int r = static_cast<int>(stmt->ColumnInt(0));
+    if (r < 0 || r >= static_cast<int>(rule_full_.size()))
+      return Status::Internal("recursive statement: no rule relation " + std::to_string(r));
+    row.resize(c_.rule_rels[r].arity);
+    for (size_t k = 0; k < row.size(); ++k) row[k] = schema::Column(*stmt, static_cast<int>(k) + 1);
+    rule_full_[r]->Insert(row.data());
+    if ((++n & 4095) == 0) MENTAT_RETURN_IF_ERROR(intr_.Check());
+  }
+  return Status::OK();
+}
+
 Status Execution::EvalRules() {
   for (const Stratum& st : c_.strata) {
+    if (!st.cte_sql.empty()) {
+      MENTAT_RETURN_IF_ERROR(intr_.Check());
+      MENTAT_RETURN_IF_ERROR(EvalCte(st));
+      continue;
+    }
     std::set<int> mine(st.rule_rels.begin(), st.rule_rels.end());
     std::map<int, std::unique_ptr<Relation>> delta;
     for (int r : st.rule_rels) delta[r] = std::make_unique<Relation>(c_.rule_rels[r].arity);
@@ -64,20 +125,9 @@ Status Execution::EvalRules() {
         for (int r : st.rule_rels) {
           const RuleRel& rr = c_.rule_rels[r];
           if (!rr.magic) continue;
-          std::vector<DbVal> row(rr.arity);
-          bool keep = true;
-          for (int j = 0; j < rr.arity && keep; ++j) {
-            const SeedVal& sv = rr.seed[j];
-            const edn::Value* v = sv.constant ? &*sv.constant : SlotValue(sv.slot);
-            if (!v) return Status::InvalidArgument("missing input for a rule argument");
-            VT t = IsStatic(rr.types[j]) ? rr.types[j] : VT::kAny;
-            MENTAT_ASSIGN_OR_RETURN(auto enc, Encode(*v, t, rr.source, "rule argument"));
-            if (enc) {
-              row[j] = std::move(*enc);
-            } else {
-              keep = false;
-            }
-          }
+          std::vector<DbVal> row;
+          bool keep = false;
+          MENTAT_RETURN_IF_ERROR(SeedRow(rr, &row, &keep));
           if (keep && !rule_full_[r]->Contains(row.data())) fresh[r]->Insert(row.data());
         }
       }

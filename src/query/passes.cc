@@ -40,6 +40,21 @@ std::vector<int> Markers(const Unit& unit, F field) {
   return out;
 }
 
+// An `or`, `or-join` or rule call whose variables other items bind too may be placed
+// before them (its branches then produce the rows); join_order makes the choice.
+void OrJoins(PassTarget& t, bool, std::vector<std::string>* changes) {
+  for (Item& item : t.unit->items) {
+    if (!item.filter_ok || item.filter_needs.empty()) continue;
+    auto& needs = item.plan.needs;
+    for (const auto& v : item.filter_needs) needs.erase(std::remove(needs.begin(), needs.end(), v), needs.end());
+    std::string vars;
+    for (const auto& v : item.filter_needs) vars += (vars.empty() ? "" : " ") + v;
+    item.filter_needs.clear();
+    changes->push_back(ItemName(*t.unit, item.id) + ": may produce " + vars +
+                       " for the items that also bind them");
+  }
+}
+
 void JoinOrder(PassTarget& t, bool enabled, std::vector<std::string>* changes) {
   const AnalyzeEnv& env = *t.env;
   PlanUnit(t.unit, *env.schema, *env.stats, env.sources, *env.views, *t.rels, enabled);
@@ -84,6 +99,12 @@ void EntitySets(PassTarget& t, bool, std::vector<std::string>* changes) {
                        std::to_string(t.unit->items[id].set_for));
 }
 
+// Runs during analysis (demand.cc), where rule calls are expanded; reported from there.
+void PassThrough(PassTarget&, bool, std::vector<std::string>*) {}
+
+// Runs where the rule clauses are compiled (compile.cc), which reports what it did.
+void RecursiveCte(PassTarget&, bool, std::vector<std::string>*) {}
+
 // Runs in the store layer before compilation (store/query_glue.cc); listed so that it is
 // named, shown and switched like the others.
 void ValueCounts(PassTarget&, bool, std::vector<std::string>*) {}
@@ -95,7 +116,18 @@ const std::vector<Pass>& OptimizerPasses() {
       {"value_counts",
        "a one-pattern count per value on the current database read from maintained counts", true,
        false, ValueCounts},
+      {"pass_through",
+       "a right-linear recursive call with bound arguments derives only the bound values it "
+       "reaches (off: the demand rewrite)",
+       true, false, PassThrough},
+      {"or_joins",
+       "an or / rule call whose variables other items bind may produce them (off: a filter)",
+       true, true, OrJoins},
       {"join_order", "items ordered by estimated rows (off: as written)", true, true, JoinOrder},
+      {"recursive_cte",
+       "a stratum of linear recursive rules as one SQLite WITH RECURSIVE statement (off: the "
+       "engine's semi-naive loop)",
+       true, false, RecursiveCte},
       {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, false,
        AsOfProbes},
       {"attribute_cache", "values of found entities read from attribute caches", false, false,
@@ -139,6 +171,11 @@ std::vector<PassReport> RunPasses(PassTarget& t, bool use_planner,
     PassReport r;
     r.name = p.name;
     r.ran = PassEnabled(p.name, use_planner, disabled);
+    if (p.run == PassThrough || p.run == RecursiveCte) {
+      if (r.ran && p.run == PassThrough) r.changes = t.env->rewrites;
+      out.push_back(std::move(r));
+      continue;
+    }
     if (r.ran || p.run == JoinOrder) p.run(t, r.ran, &r.changes);
     out.push_back(std::move(r));
   }

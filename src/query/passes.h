@@ -9,15 +9,25 @@
 //   value_counts    [:find ?v (count ?e) :where [?e :a ?v]] on the current database
 //                   read from maintained per-value counts (store/value_counts.h); runs
 //                   before compilation, in the store layer, so it has no unit to rewrite
+//   pass_through    a call of a right-linear recursive rule (also mutually recursive)
+//                   with bound arguments derives only the bound values it reaches, then
+//                   the exit clauses over them (demand.cc; runs during analysis);
+//                   disabled, the demand (magic sets) rewrite
+//   or_joins        an `or`, `or-join` or rule call whose variables other items also
+//                   bind may be placed before them and produce the rows (clauses.cc,
+//                   plan.cc); disabled, it tests the rows of those items (EXISTS)
 //   join_order      the block's items ordered by estimated rows (plan.cc); disabled, the
 //                   written order (Datomic's), with the same arm budget
+//   recursive_cte   a stratum of recursive rules whose every clause reads at most one of
+//                   its relations becomes one SQLite WITH RECURSIVE statement (compile.cc,
+//                   execute_rules.cc); disabled, the engine's semi-naive loop
 //   as_of_probes    an as-of pattern of a cardinality-one attribute whose entity is found
 //                   reads its value at t as one scalar subquery (plan.cc)
 //   attribute_cache a pattern whose entity is found reads a cached attribute from memory
 //                   (plan.cc; only when the connection caches it)
 //   entity_sets     a first pattern that only finds entities becomes an in-memory set
 //                   filtering the second pattern's value-index scan (entity_sets.cc)
-// Rule bodies of recursive rules get join_order only, so far.
+// Rule bodies of recursive rules get or_joins and join_order only, so far.
 #pragma once
 
 #include <string>

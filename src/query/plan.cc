@@ -4,6 +4,7 @@
 // The order is pinned in the SQL with CROSS JOIN (sql.cc).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "query/analyze.h"
 
@@ -12,6 +13,7 @@ namespace mentat::query {
 namespace {
 
 constexpr int kMaxArms = 64;
+constexpr size_t kMaxDpItems = 10;  // join order by dynamic programming up to this many items
 
 struct Planner {
   Unit* unit;
@@ -49,6 +51,8 @@ struct Planner {
     if (item.kind == Item::Kind::kComposite) {
       double sum = 0;
       for (const Variant& v : item.variants) sum += PlanBlock(v.branch, bound, placed);
+      // Placed after all its variables are bound it only tests rows (EXISTS per branch).
+      if (AsFilter(item, bound)) return std::min(1.0, sum);
       return std::max(1.0, sum);
     }
     if (item.kind != Item::Kind::kPattern) {
@@ -73,10 +77,18 @@ struct Planner {
     if (p.attr >= 0) {
       const Attribute* a = schema.attribute(p.attr);
       double n = AttrDatoms(p.attr), d = AttrDistinct(p.attr);
+      // Values per entity: one for cardinality one; for cardinality many the statistics
+      // do not say, a few.
+      double fan = a && a->many ? std::max(1.0, std::min(4.0, n)) : 1;
+      // The fraction of an entity's values that a bound value or a range keeps: the
+      // pattern then filters the rows so far (a selectivity below 1).
+      double keep = a && a->unique != Unique::kNone ? 1 / n : 1 / d;
       if (eb && vb) {
-        rows = 1;
+        rows = std::min(1.0, fan * keep);
+      } else if (eb && p.v_range) {
+        rows = fan / 3;
       } else if (eb) {
-        rows = a && a->many ? std::max(1.0, std::min(4.0, n)) : 1;
+        rows = fan;
       } else if (vb) {
         rows = a && a->unique != Unique::kNone ? 1 : std::max(1.0, n / d);
       } else if (p.v_range) {
@@ -94,7 +106,14 @@ struct Planner {
     }
     rows *= SinceFraction(p.src);
     if (p.fixed_rows >= 0) rows = std::min(rows, p.fixed_rows);
-    return std::max(rows, 0.5);
+    return std::max(rows, 1e-9);
+  }
+
+  static bool AsFilter(const Item& item, const std::set<std::string>& bound) {
+    if (item.kind != Item::Kind::kComposite || !item.filter_ok) return false;
+    for (const auto& v : item.plan.binds)
+      if (!bound.count(v)) return false;
+    return true;
   }
 
   bool Eligible(const Item& item, const std::set<std::string>& bound,
@@ -106,9 +125,104 @@ struct Planner {
     return true;
   }
 
+  // The variables an item reads or binds (for connectivity).
+  std::set<std::string> VarsOf(const Item& item) const {
+    const PlanInfo& p = item.plan;
+    std::set<std::string> v(p.binds.begin(), p.binds.end());
+    v.insert(p.needs.begin(), p.needs.end());
+    if (p.e == PlanInfo::Pos::kVar) v.insert(p.e_var);
+    if (p.v == PlanInfo::Pos::kVar) v.insert(p.v_var);
+    if (p.a == PlanInfo::Pos::kVar) v.insert(p.a_var);
+    return v;
+  }
+
+  // Whether the join order of `block` is chosen by dynamic programming (BestOrder): a
+  // block of 3 to kMaxDpItems items, not a branch (planned again at every estimate of its
+  // composite), whose composites have small branches.
+  bool UseDp(int block_id) const {
+    const Block& block = unit->blocks[block_id];
+    if (!use_planner || block.items.size() < 3 || block.items.size() > kMaxDpItems ||
+        branch_blocks.count(block_id))
+      return false;
+    for (int id : block.items) {
+      const Item& item = unit->items[id];
+      if (item.kind != Item::Kind::kComposite) continue;
+      for (const Variant& v : item.variants)
+        if (unit->blocks[v.branch].items.size() > 4) return false;
+    }
+    return true;
+  }
+
+  // The order of `block`'s items with the least estimated work: the sum over the steps of
+  // the rows after each (C_out), over every subset of placed items (dynamic programming).
+  // An item that shares no variable with those placed before it (a cross product) is a
+  // candidate only when no connected one is.
+  std::vector<int> BestOrder(int block_id, const std::set<std::string>& bound0,
+                             const std::set<int>& placed0) {
+    const Block& block = unit->blocks[block_id];
+    const std::vector<int>& items = block.items;
+    const size_t k = items.size(), n_masks = size_t{1} << k;
+    std::set<int> mine(items.begin(), items.end());
+    std::vector<std::set<std::string>> vars(k);
+    for (size_t i = 0; i < k; ++i) vars[i] = VarsOf(unit->items[items[i]]);
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> cost(n_masks, inf), rows(n_masks, 0);
+    std::vector<int> last(n_masks, -1);
+    cost[0] = 0;
+    rows[0] = 1;
+    for (size_t mask = 0; mask + 1 < n_masks; ++mask) {
+      if (cost[mask] == inf) continue;
+      std::set<std::string> bound = bound0;
+      bound.insert(block.bound_on_entry.begin(), block.bound_on_entry.end());
+      std::set<int> placed = placed0;
+      for (size_t i = 0; i < k; ++i) {
+        if (!(mask >> i & 1)) continue;
+        placed.insert(items[i]);
+        const auto& b = unit->items[items[i]].plan.binds;
+        bound.insert(b.begin(), b.end());
+      }
+      for (const auto& [var, deps] : block.expr_deps) {
+        bool ok = true;
+        for (int d : deps)
+          if (mine.count(d) && !placed.count(d)) ok = false;
+        if (ok) bound.insert(var);
+      }
+      std::vector<size_t> eligible, connected;
+      for (size_t i = 0; i < k; ++i) {
+        if (mask >> i & 1) continue;
+        if (!Eligible(unit->items[items[i]], bound, placed)) continue;
+        eligible.push_back(i);
+        bool c = mask == 0;
+        for (const auto& v : vars[i]) c = c || bound.count(v) > 0;
+        if (c) connected.push_back(i);
+      }
+      if (eligible.empty())
+        for (size_t i = 0; i < k; ++i)
+          if (!(mask >> i & 1)) eligible.push_back(i);
+      for (size_t i : connected.empty() ? eligible : connected) {
+        double est = Estimate(unit->items[items[i]], bound, placed);
+        double r = std::min(1e18, rows[mask] * est);
+        double c = cost[mask] + r;
+        size_t next = mask | (size_t{1} << i);
+        if (c < cost[next]) {
+          cost[next] = c;
+          rows[next] = r;
+          last[next] = static_cast<int>(i);
+        }
+      }
+    }
+    std::vector<int> order;
+    for (size_t mask = n_masks - 1; mask && last[mask] >= 0; mask &= ~(size_t{1} << last[mask]))
+      order.push_back(items[static_cast<size_t>(last[mask])]);
+    std::reverse(order.begin(), order.end());
+    if (order.size() != k) return {};
+    return order;
+  }
+
   // Orders `block`; returns its estimated rows.
   double PlanBlock(int block_id, std::set<std::string> bound, std::set<int> placed) {
     Block& block = unit->blocks[block_id];
+    std::vector<int> chosen = UseDp(block_id) ? BestOrder(block_id, bound, placed) : std::vector<int>{};
     bound.insert(block.bound_on_entry.begin(), block.bound_on_entry.end());
     std::set<int> mine(block.items.begin(), block.items.end());
     auto close = [&]() {
@@ -125,7 +239,14 @@ struct Planner {
     while (!remaining.empty()) {
       int best = -1;
       double best_est = 0;
-      for (size_t i = 0; i < remaining.size(); ++i) {
+      if (!chosen.empty()) {
+        // The order dynamic programming chose: placed one by one as below.
+        int want = chosen[order.size()];
+        best = static_cast<int>(std::find(remaining.begin(), remaining.end(), want) -
+                                remaining.begin());
+        best_est = Estimate(unit->items[want], bound, placed);
+      }
+      for (size_t i = 0; i < remaining.size() && chosen.empty(); ++i) {
         const Item& item = unit->items[remaining[i]];
         if (!Eligible(item, bound, placed)) continue;
         double est = Estimate(item, bound, placed);
@@ -143,13 +264,15 @@ struct Planner {
       remaining.erase(remaining.begin() + best);
       Item& item = unit->items[id];
       if (item.kind == Item::Kind::kComposite) {
+        item.exists_filter = AsFilter(item, bound);
         for (const Variant& v : item.variants) PlanBlock(v.branch, bound, placed);
       }
       // A pattern whose entity is known reads the primary key (e, a), next to the entity's
-      // other datoms, not an attribute index. (`bound` only grows, so a term dropped while
-      // estimating stays droppable when the item is placed.)
-      if (item.kind == Item::Kind::kPattern && Bound(bound, item.plan.e, item.plan.e_var))
-        item.index_term.clear();
+      // other datoms, not an attribute index. Decided at each placement: a branch is
+      // placed again, with other variables bound, each time its composite is estimated.
+      if (item.kind == Item::Kind::kPattern)
+        item.index_term =
+            Bound(bound, item.plan.e, item.plan.e_var) ? "" : item.index_term_written;
       item.est = best_est;
       order.push_back(id);
       placed.insert(id);
@@ -167,7 +290,9 @@ struct Planner {
     for (int id : unit->blocks[block_id].items) {
       const Item& item = unit->items[id];
       int k = 0;
-      if (item.kind == Item::Kind::kComposite) {
+      if (item.kind == Item::Kind::kComposite && item.exists_filter) {
+        k = 1;
+      } else if (item.kind == Item::Kind::kComposite) {
         for (const Variant& v : item.variants) k += Arms(v.branch);
       } else {
         k = item.use_collapsed ? 1 : static_cast<int>(item.variants.size());

@@ -263,6 +263,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   env.views = &views;
   env.use_planner = ctx.use_planner;
   env.disabled_passes = ctx.disabled_passes;
+  env.pass_through = PassEnabled("pass_through", ctx.use_planner, ctx.disabled_passes);
   std::vector<size_t> sizes;
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i) sizes.push_back(s.inputs.sizes[i]);
   MENTAT_ASSIGN_OR_RETURN(auto compiled, Compile(q, env, sizes));
@@ -324,6 +325,12 @@ Result<std::string> Prepared::Explain(const ExecContext& ctx,
   }
   for (const RuleClauseUnit& cu : c.rule_units)
     out += "rule " + c.rule_rels[cu.head_rel].rule + " clause:\n  " + cu.sql + "\n";
+  for (const Stratum& st : c.strata) {
+    if (st.cte_sql.empty()) continue;
+    std::string names;
+    for (int r : st.rule_rels) names += (names.empty() ? "" : ", ") + c.rule_rels[r].rule;
+    out += "rules " + names + " as one statement:\n  " + st.cte_sql + "\n";
+  }
   out += "sql:\n  " + c.sql + "\n";
   out += "sqlite plan:\n";
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx.conn->Prepare("EXPLAIN QUERY PLAN " + c.sql));

@@ -46,7 +46,13 @@ struct Emitter {
       stack.pop_back();
       while (s.next < s.pending.size()) {
         int id = s.pending[s.next];
-        if (VariantCount(id) != 1 || unit.items[id].kind == Item::Kind::kComposite) break;
+        const Item& it = unit.items[id];
+        if (it.kind == Item::Kind::kComposite && it.exists_filter) {
+          s.arm.from.push_back({id, -1});  // a test: (EXISTS branch OR ...)
+          ++s.next;
+          continue;
+        }
+        if (VariantCount(id) != 1 || it.kind == Item::Kind::kComposite) break;
         s.arm.from.push_back({id, 0});
         ++s.next;
       }
@@ -97,7 +103,7 @@ struct Emitter {
         std::string col = e.substr(dot + 1, end - dot - 1);
         auto it = assign.find(item);
         bool done = false;
-        if (it != assign.end()) {
+        if (it != assign.end() && it->second >= 0) {
           const Variant& v = VariantOf(item, it->second);
           auto ov = v.cols.find(col);
           if (ov != v.cols.end()) {
@@ -132,6 +138,14 @@ struct Emitter {
     };
     for (const auto& [id, k] : arm.from) {
       const Item& item = unit.items[id];
+      if (k < 0) {
+        std::string test;
+        for (const Variant& b : item.variants)
+          test += (test.empty() ? "(EXISTS " : " OR EXISTS ") + ExistsOf(b.branch);
+        add_where(test + ")");
+        for (const auto& x : item.conds) add_where(x);
+        continue;
+      }
       const Variant& v = VariantOf(id, k);
       if (!v.table.empty()) {
         if (!from.empty()) from += pin ? " CROSS JOIN " : ", ";
@@ -193,6 +207,39 @@ std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool
   return sql;
 }
 
+std::string ShiftParams(const std::string& sql, int offset) {
+  std::string out;
+  out.reserve(sql.size() + 16);
+  for (size_t i = 0; i < sql.size(); ++i) {
+    char c = sql[i];
+    if (c == '\'' || c == '"') {
+      // A quoted literal or identifier, its quote doubled inside.
+      size_t j = i + 1;
+      for (; j < sql.size(); ++j) {
+        if (sql[j] != c) continue;
+        if (j + 1 < sql.size() && sql[j + 1] == c) {
+          ++j;
+          continue;
+        }
+        break;
+      }
+      out.append(sql, i, j - i + 1);
+      i = j;
+      continue;
+    }
+    if (c == '?' && i + 1 < sql.size() && sql[i + 1] >= '0' && sql[i + 1] <= '9') {
+      size_t j = i + 1;
+      long n = 0;
+      while (j < sql.size() && sql[j] >= '0' && sql[j] <= '9') n = n * 10 + (sql[j++] - '0');
+      out += "?" + std::to_string(n + offset);
+      i = j - 1;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
 int CountArms(const Unit& unit, int block) {
   Emitter em{unit, true};
   return static_cast<int>(em.Arms(block).size());
@@ -204,7 +251,8 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
     for (int id : unit.blocks[b].order) {
       const Item& item = unit.items[id];
       char est[64];
-      snprintf(est, sizeof est, "%.0f", item.est);
+      // Below one row the estimate is a filter's selectivity.
+      snprintf(est, sizeof est, item.est >= 1 || item.est == 0 ? "%.0f" : "%.2g", item.est);
       out.push_back(
           indent + "t" + std::to_string(id) + " " + edn::Print(item.form) + "  (est. " + est +
           " rows" +
@@ -218,11 +266,13 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
                ? "; read once as a set of entities filtering t" + std::to_string(item.set_for)
                : "") +
           ")");
-      if (item.kind == Item::Kind::kComposite)
+      if (item.kind == Item::Kind::kComposite) {
+        if (item.exists_filter) out.push_back(indent + "  a test of the rows so far, EXISTS per branch:");
         for (size_t k = 0; k < item.variants.size(); ++k) {
           out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");
           walk(item.variants[k].branch, indent + "    ");
         }
+      }
     }
   };
   walk(block, "");

@@ -151,12 +151,41 @@ TEST_F(PassesTest, EntitySets) {
                "read once as a set of entities");
 }
 
+TEST_F(PassesTest, OrJoins) {
+  // ?i is bound by [?i :i/state :open] too; the or-join finds the user's few issues first.
+  auto rows = Differential(
+      "or_joins",
+      "[:find ?i ?t :where [?u :u/email \"u3\"] (or-join [?i ?u] [?i :i/owner ?u] "
+      "(and [?i :i/priority 5] [?u :u/name \"User 3\"])) [?i :i/state :open] [?i :i/title ?t]]",
+      {}, ": may produce ?");
+  EXPECT_GT(rows.size(), 10u);
+  // A two-body rule, a predicate after it.
+  QueryOptions o;
+  auto rules = edn::Read(
+      "[[(owned ?u ?i) [?i :i/owner ?u]] "
+      "[(owned ?u ?i) [?i :i/title \"Issue 7\"] [?u :u/email \"u1\"]]]");
+  ASSERT_TRUE(rules.ok());
+  o.inputs.push_back(*rules);
+  rows = Differential("or_joins",
+                      "[:find ?i :in $ % :where [?u :u/email \"u1\"] (owned ?u ?i) "
+                      "[?i :i/priority ?p] [(>= ?p 4)]]",
+                      o, ": may produce ?");
+  EXPECT_GT(rows.size(), 5u);
+  // Placed after the items that bind its variables, it stays a test of their rows.
+  auto plan = store_->q_explain(
+      "[:find ?i :where [?u :u/email \"u2\"] [?i :i/owner ?u] "
+      "(or [?i :i/priority 5] [?i :i/state :later])]");
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NE(plan->find("EXISTS per branch"), std::string::npos) << *plan;
+}
+
 TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   auto plan = store_->q_explain("[:find ?t :where [?i :i/title ?t]]");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   size_t at = plan->find("optimizer passes:\n");
   ASSERT_NE(at, std::string::npos) << *plan;
-  for (const char* p : {"join_order", "as_of_probes", "attribute_cache", "entity_sets"}) {
+  for (const char* p :
+       {"or_joins", "join_order", "as_of_probes", "attribute_cache", "entity_sets"}) {
     size_t next = plan->find(std::string("  ") + p, at);
     EXPECT_NE(next, std::string::npos) << p << " missing or out of order:\n" << *plan;
     at = next;
@@ -165,7 +194,7 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   unplanned.use_planner = false;
   auto off = store_->q_explain("[:find ?t :where [?i :i/title ?t]]", unplanned);
   ASSERT_TRUE(off.ok());
-  for (const char* p : {"join_order: off", "as_of_probes: off", "entity_sets: off"})
+  for (const char* p : {"or_joins: off", "join_order: off", "as_of_probes: off", "entity_sets: off"})
     EXPECT_NE(off->find(p), std::string::npos) << p << "\n" << *off;
   EXPECT_NE(off->find("attribute_cache: no change"), std::string::npos) << *off;
 }

@@ -106,7 +106,8 @@ bool Match(const edn::Value& expected, const edn::Value& actual, bool ordered) {
 
 class FileRunner {
  public:
-  FileRunner(Backend* b, std::string file) : b_(b), file_(std::move(file)) {}
+  FileRunner(Backend* b, std::string file, bool oracle = false)
+      : b_(b), file_(std::move(file)), oracle_(oracle) {}
 
   // Returns {passed, failed}.
   std::pair<int, int> Run(const std::string& text) {
@@ -229,7 +230,20 @@ class FileRunner {
       if (expect_error) return ExpectError(res.status(), text, res.ok());
       if (!res.ok()) return "query failed: " + res.status().ToString();
       if (!r.has_expected) return "a query record needs ---- and an expected result";
-      return Compare(*res, ordered, r.expected);
+      std::string diff = Compare(*res, ordered, r.expected);
+      if (!diff.empty() || !oracle_ || json.find("\"planner\"") != std::string::npos) return diff;
+      // The differential oracle: the same query with the planner off (no optimizer pass,
+      // the written clause order) must give the same answer.
+      std::string off = json.empty() || json.find('{') == std::string::npos
+                            ? std::string("{\"planner\": false}")
+                            : json.substr(0, json.find('{') + 1) + "\"planner\": false, " +
+                                  json.substr(json.find('{') + 1);
+      if (json.find_first_not_of(" {}", json.find('{')) == std::string::npos)
+        off = "{\"planner\": false}";
+      auto plain = b_->Query(body, off);
+      if (!plain.ok()) return "with the planner off the query failed: " + plain.status().ToString();
+      diff = Compare(*plain, ordered, r.expected);
+      return diff.empty() ? "" : "with the planner off: " + diff;
     }
     if (kind == "pull") {
       edn::Reader reader(tail);
@@ -285,6 +299,7 @@ class FileRunner {
 
   Backend* b_;
   std::string file_;
+  bool oracle_ = false;  // also run each query with the planner off (the library backend)
   std::map<std::string, std::string> vars_;
 };
 
@@ -322,7 +337,7 @@ int main(int argc, char** argv) {
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    mentat::testing::FileRunner runner(b.get(), f);
+    mentat::testing::FileRunner runner(b.get(), f, backend == "lib");
     auto [p, fl] = runner.Run(ss.str());
     passed += p;
     failed += fl;
