@@ -578,6 +578,13 @@ Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
     }
   };
   flatten(clauses);
+  // Seeds of recursive calls are read from this conjunction (SeedClauses).
+  struct Restore {
+    const std::vector<const Clause*>** at;
+    const std::vector<const Clause*>* was;
+    ~Restore() { *at = was; }
+  } restore{&conj_, conj_};
+  conj_ = &flat;
   for (const Clause* c : flat) {
     switch (c->kind) {
       case Clause::Kind::kPattern:

@@ -141,6 +141,7 @@ struct AnalyzeEnv {
   bool use_planner = true;
   std::vector<std::string> disabled_passes;  // ExecContext::disabled_passes (passes.h)
   bool pass_through = true;                  // the pass_through rule rewrite (demand.cc)
+  bool seed_recursion = true;                // the seed_recursion rewrite (demand.cc)
   std::vector<std::string> rewrites;         // what it rewrote, for explain
   Compiled* out = nullptr;
 
@@ -239,11 +240,23 @@ class Analyzer {
   // evaluation (positions `bound`) into a call of a generated rule that derives only
   // what the call can use (magic sets). nullopt when the rule does not qualify.
   std::optional<std::string> DemandRewrite(const std::string& name, const std::vector<int>& bound,
-                                           const std::vector<SeedVal>& seed);
+                                           const std::vector<SeedVal>& seed,
+                                           const Clauses* seed_body = nullptr,
+                                           const std::vector<std::string>& seed_vars = {});
   // The pass-through rewrite of a right-linear call (demand.cc): the generated answer
   // rule, which takes the call's free arguments (their positions returned with it).
+  // With `seed_body`, the bound values are those the clauses find (SeedClauses) for the
+  // call's variables `seed_vars` (one per bound position), and the answer rule takes the
+  // bound arguments first, then the free ones.
   std::optional<std::pair<std::string, std::vector<int>>> PassThroughRewrite(
-      const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed);
+      const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed,
+      const Clauses* seed_body = nullptr, const std::vector<std::string>& seed_vars = {});
+  // The clauses of the enclosing conjunction that find the values of `var` for a recursive
+  // call (sideways information passing): patterns and predicates connected to it through
+  // variables other than `others` (the call's other arguments), reading only their own
+  // variables and the query's scalar inputs, at least one with a constant or an input.
+  std::optional<Clauses> SeedClauses(const Scope& s, const std::string& var,
+                                     const std::set<std::string>& others) const;
   Status OrGenerator(const Clause& c, Scope* s, const std::vector<std::string>& join);
   // An `or` as a filter on bound variables: (EXISTS branch OR ...).
   Status OrExists(const Clause& c, Scope* s, const std::vector<std::string>& join);
@@ -278,6 +291,7 @@ class Analyzer {
   int negation_ = 0;
   int rule_depth_ = 0;
   std::vector<int> rule_rels_used_;  // RelSpecs of rule relations read by this unit
+  const std::vector<const Clause*>* conj_ = nullptr;  // the conjunction being analyzed
 };
 
 // Builds a Compiled for `q` (analysis, planning and SQL). `input_sizes` are the sizes

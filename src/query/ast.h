@@ -62,6 +62,8 @@ struct RuleDef {
   size_t required = 0;              // how many leading params were in [...]
   Clauses body;
   edn::Value form;
+  // A generated seed clause (demand.cc) whose body reads the query's scalar inputs.
+  bool sees_inputs = false;
 };
 
 struct RuleSet {

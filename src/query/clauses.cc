@@ -493,6 +493,32 @@ Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
     }
     if (!bound.empty())
       if (auto adorned = DemandRewrite(c.fn, bound, seed)) name = *adorned;
+    // Sideways information passing: an argument that clauses of this conjunction find (not
+    // known before evaluation) seeds the rewrite with the values those clauses find. Only
+    // in the query's own clauses: inside a rule's clause it would rewrite the recursion.
+    if (bound.empty() && env_->seed_recursion && unit_ == &env_->out->main) {
+      for (size_t i = 0; i < c.args.size() && name == c.fn; ++i) {
+        if (!c.args[i].is_var()) continue;
+        std::set<std::string> others;
+        for (size_t j = 0; j < c.args.size(); ++j)
+          if (j != i && c.args[j].is_var()) others.insert(c.args[j].name);
+        if (others.count(c.args[i].name)) continue;
+        auto seed_body = SeedClauses(*s, c.args[i].name, others);
+        if (!seed_body) continue;
+        std::vector<int> b{static_cast<int>(i)};
+        std::vector<std::string> vars{c.args[i].name};
+        if (env_->pass_through) {
+          if (auto answer = PassThroughRewrite(c.fn, b, {}, &*seed_body, vars)) {
+            Clause call = c;
+            call.fn = answer->first;
+            call.args = {c.args[i]};
+            for (int f : answer->second) call.args.push_back(c.args[static_cast<size_t>(f)]);
+            return RuleCall(call, s, true);
+          }
+        }
+        if (auto adorned = DemandRewrite(c.fn, b, {}, &*seed_body, vars)) name = *adorned;
+      }
+    }
   }
   std::string src = c.src == "$" ? s->src : c.src;
   MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());

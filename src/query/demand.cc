@@ -78,7 +78,8 @@ std::vector<size_t> SccCalls(const Clauses& body, const std::set<std::string>& s
 }  // namespace
 
 std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRewrite(
-    const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed) {
+    const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed,
+    const Clauses* seed_body, const std::vector<std::string>& seed_vars) {
   const std::vector<RuleDef>* defs = env_->FindRule(name);
   if (!defs || defs->empty() || !env_->rules) return std::nullopt;
   size_t arity = (*defs)[0].params.size();
@@ -185,6 +186,21 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
   int k = env_->demand_count++;
   auto magic = [&](const std::string& r) { return r + "__m" + std::to_string(k); };
   std::string answer = name + "__a" + std::to_string(k);
+  // Seeded by clauses, many bound tuples may start the evaluation: each magic and answer
+  // tuple then carries the tuple it started from (its origin) in leading columns.
+  std::vector<Term> origin;
+  if (seed_body)
+    for (size_t j = 0; j < bound.size(); ++j)
+      origin.push_back(Term::Var("?__o" + std::to_string(k) + "_" + std::to_string(j)));
+  auto with_origin = [&](std::vector<Term> args) {
+    args.insert(args.begin(), origin.begin(), origin.end());
+    return args;
+  };
+  auto origin_params = [&]() {
+    std::vector<std::string> p;
+    for (const Term& t : origin) p.push_back(t.name);
+    return p;
+  };
   auto bound_of = [&](const std::string& r, const std::vector<Term>& args) {
     std::vector<Term> out;
     const std::vector<int>& fr = frees[r];
@@ -204,8 +220,9 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
       RuleDef a;
       a.name = answer;
       a.form = d.form;
+      a.params = origin_params();
       for (int f : frees[rec.head]) a.params.push_back(d.params[static_cast<size_t>(f)]);
-      a.body.push_back(Call(magic(rec.head), hb, d.form));
+      a.body.push_back(Call(magic(rec.head), with_origin(hb), d.form));
       a.body.insert(a.body.end(), d.body.begin(), d.body.end());
       answers.push_back(std::move(a));
       continue;
@@ -214,7 +231,8 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
     RuleDef m;
     m.name = magic(call.fn);
     m.form = d.form;
-    m.body.push_back(Call(magic(rec.head), hb, d.form));
+    m.params = origin_params();
+    m.body.push_back(Call(magic(rec.head), with_origin(hb), d.form));
     for (size_t i = 0; i < d.body.size(); ++i)
       if (i != rec.call) m.body.push_back(d.body[i]);
     for (const Term& q : bound_of(call.fn, call.args)) {
@@ -254,6 +272,17 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
     made[m.name].push_back(std::move(m));
   }
   if (answers.empty()) return std::nullopt;  // no exit clause: nothing is ever derived
+  if (seed_body) {
+    // The seed clause: each tuple the clauses find starts from itself.
+    RuleDef seed_def;
+    seed_def.name = magic(name);
+    seed_def.form = (*defs)[0].form;
+    seed_def.body = *seed_body;
+    seed_def.sees_inputs = true;
+    seed_def.params = seed_vars;
+    seed_def.params.insert(seed_def.params.end(), seed_vars.begin(), seed_vars.end());
+    made[magic(name)].push_back(std::move(seed_def));
+  }
   for (const auto& r : scc) {
     if (!frees.count(r)) continue;
     env_->extra.rules[magic(r)];  // a member reached only by the seed has no clause
@@ -261,13 +290,67 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
     env_->recursive.insert(magic(r));
   }
   env_->extra.rules[answer] = std::move(answers);
-  env_->demand[magic(name)] = AnalyzeEnv::Demand{"", bound, seed};
+  if (!seed_body) env_->demand[magic(name)] = AnalyzeEnv::Demand{"", bound, seed};
   std::string members;
   for (const auto& r : scc)
     if (frees.count(r)) members += (members.empty() ? "" : ", ") + magic(r);
-  env_->rewrites.push_back("(" + name + " ...) with bound arguments: " + answer +
-                           " over the bound values it reaches (" + members + ")");
+  env_->rewrites.push_back("(" + name + " ...) with bound arguments" +
+                           (seed_body ? std::string(" found by other clauses") : "") + ": " +
+                           answer + " over the bound values it reaches (" + members + ")");
   return std::make_pair(answer, frees[name]);
+}
+
+std::optional<Clauses> Analyzer::SeedClauses(const Scope& s, const std::string& var,
+                                             const std::set<std::string>& others) const {
+  if (!conj_) return std::nullopt;
+  auto input = [&](const std::string& v) {
+    auto it = env_->out->input_var_slot.find(v);
+    if (it == env_->out->input_var_slot.end()) return false;
+    const VarBind* vb = Lookup(s, v);
+    return vb && vb->deps.empty() && vb->slot == it->second &&
+           env_->out->slots[static_cast<size_t>(it->second)].rel < 0;
+  };
+  std::set<std::string> comp{var};
+  std::vector<bool> taken(conj_->size(), false);
+  Clauses out;
+  bool selective = false, binds = false;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < conj_->size(); ++i) {
+      const Clause& c = *(*conj_)[i];
+      if (taken[i] || (c.kind != Clause::Kind::kPattern && c.kind != Clause::Kind::kPred))
+        continue;
+      if (c.src != "$" && c.src != s.src) continue;
+      std::vector<std::string> vars;
+      CollectClauseVars(c, &vars);
+      bool touches = false, ok = true;
+      for (const auto& v : vars) {
+        if (others.count(v)) ok = false;
+        if (comp.count(v)) touches = true;
+        // A variable of an enclosing block cannot be read by a rule's clause.
+        if (!comp.count(v) && !input(v) && !s.vars.count(v)) ok = false;
+      }
+      if (!touches || !ok) continue;
+      if (c.kind == Clause::Kind::kPred) {
+        for (const auto& v : vars)
+          if (!comp.count(v) && !input(v)) ok = false;
+        if (!ok) continue;
+      }
+      taken[i] = true;
+      grew = true;
+      out.push_back(c);
+      for (const auto& v : vars)
+        if (!input(v)) comp.insert(v);
+      if (c.kind == Clause::Kind::kPattern) {
+        for (const Term& t : c.places) {
+          if (t.is_const() || (t.is_var() && input(t.name))) selective = true;
+          if (t.is_var() && t.name == var) binds = true;
+        }
+      }
+    }
+  }
+  if (!selective || !binds) return std::nullopt;
+  return out;
 }
 
 const std::vector<RuleDef>* AnalyzeEnv::FindRule(const std::string& name) const {
@@ -280,7 +363,9 @@ const std::vector<RuleDef>* AnalyzeEnv::FindRule(const std::string& name) const 
 
 std::optional<std::string> Analyzer::DemandRewrite(const std::string& name,
                                                    const std::vector<int>& bound,
-                                                   const std::vector<SeedVal>& seed) {
+                                                   const std::vector<SeedVal>& seed,
+                                                   const Clauses* seed_body,
+                                                   const std::vector<std::string>& seed_vars) {
   const std::vector<RuleDef>* defs = env_->FindRule(name);
   if (!defs || defs->empty() || !env_->rules) return std::nullopt;
   // Recursive only through itself: no rule it calls can reach it again.
@@ -364,11 +449,23 @@ std::optional<std::string> Analyzer::DemandRewrite(const std::string& name,
       magic_defs.push_back(std::move(m));
     }
   }
+  if (seed_body) {
+    RuleDef m;
+    m.name = magic;
+    m.form = (*defs)[0].form;
+    m.body = *seed_body;
+    m.sees_inputs = true;
+    m.params = seed_vars;
+    magic_defs.push_back(std::move(m));
+  }
   env_->extra.rules[adorned] = std::move(adorned_defs);
   env_->extra.rules[magic] = std::move(magic_defs);
   env_->recursive.insert(adorned);
   env_->recursive.insert(magic);
-  env_->demand[magic] = AnalyzeEnv::Demand{adorned, bound, seed};
+  if (!seed_body) env_->demand[magic] = AnalyzeEnv::Demand{adorned, bound, seed};
+  env_->rewrites.push_back("(" + name + " ...) with bound arguments" +
+                           (seed_body ? std::string(" found by other clauses") : "") + ": " +
+                           adorned + " derives what the call can use (magic " + magic + ")");
   return adorned;
 }
 

@@ -116,6 +116,10 @@ const std::vector<Pass>& OptimizerPasses() {
       {"value_counts",
        "a one-pattern count per value on the current database read from maintained counts", true,
        false, ValueCounts},
+      {"seed_recursion",
+       "a recursive call whose argument other clauses find is seeded with what they find "
+       "(off: the whole relation bottom-up)",
+       true, false, PassThrough},
       {"pass_through",
        "a right-linear recursive call with bound arguments derives only the bound values it "
        "reaches (off: the demand rewrite)",
@@ -172,7 +176,13 @@ std::vector<PassReport> RunPasses(PassTarget& t, bool use_planner,
     r.name = p.name;
     r.ran = PassEnabled(p.name, use_planner, disabled);
     if (p.run == PassThrough || p.run == RecursiveCte) {
-      if (r.ran && p.run == PassThrough) r.changes = t.env->rewrites;
+      if (r.ran && p.run == PassThrough)
+        for (const auto& line : t.env->rewrites)
+          if (std::string(p.name) == "seed_recursion"
+                  ? line.find(" found by other clauses") != std::string::npos
+                  : line.find(" found by other clauses") == std::string::npos &&
+                        line.find("over the bound values it reaches") != std::string::npos)
+            r.changes.push_back(line);
       out.push_back(std::move(r));
       continue;
     }

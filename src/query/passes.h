@@ -9,6 +9,10 @@
 //   value_counts    [:find ?v (count ?e) :where [?e :a ?v]] on the current database
 //                   read from maintained per-value counts (store/value_counts.h); runs
 //                   before compilation, in the store layer, so it has no unit to rewrite
+//   seed_recursion  a recursive call whose argument the other clauses of its conjunction
+//                   find (not an input) is seeded by those clauses: sideways information
+//                   passing into pass_through or the demand rewrite (demand.cc; runs
+//                   during analysis); disabled, the rule's whole relation bottom-up
 //   pass_through    a call of a right-linear recursive rule (also mutually recursive)
 //                   with bound arguments derives only the bound values it reaches, then
 //                   the exit clauses over them (demand.cc; runs during analysis);

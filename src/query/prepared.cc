@@ -264,6 +264,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   env.use_planner = ctx.use_planner;
   env.disabled_passes = ctx.disabled_passes;
   env.pass_through = PassEnabled("pass_through", ctx.use_planner, ctx.disabled_passes);
+  env.seed_recursion = PassEnabled("seed_recursion", ctx.use_planner, ctx.disabled_passes);
   std::vector<size_t> sizes;
   for (size_t i = 0; i < s.inputs.sizes.size(); ++i) sizes.push_back(s.inputs.sizes[i]);
   MENTAT_ASSIGN_OR_RETURN(auto compiled, Compile(q, env, sizes));

@@ -118,6 +118,21 @@ Result<int> Analyzer::EnsureRuleRel(const std::string& name, const std::string& 
     Scope top;
     top.block = 0;
     top.src = src;
+    if (def.sees_inputs) {
+      // A seed clause (demand.cc) reads the query's scalar inputs.
+      for (const auto& [var, slot] : env_->out->input_var_slot) {
+        if (env_->out->slots[static_cast<size_t>(slot)].rel >= 0) continue;
+        VarBind b;
+        Param p;
+        p.kind = Param::Kind::kInput;
+        p.slot = slot;
+        b.sql = cu.unit.ParamRef(std::move(p));
+        b.type = VT::kAny;
+        b.slot = slot;
+        top.vars[var] = b;
+        cu.unit.blocks[0].bound_on_entry.insert(var);
+      }
+    }
     MENTAT_RETURN_IF_ERROR(a.Conjunction(def.body, &top));
     a.FinishBlock(top);
     for (size_t i = 0; i < def.params.size(); ++i) {
