@@ -97,6 +97,7 @@ struct ProjElem {
   edn::Value pattern;
   int pattern_slot = -1;  // pull pattern from an input
   std::string name;       // column name
+  bool summed = false;    // agg_pushdown: a count read as the sum of partial counts
 };
 
 // Everything needed to run a query for one schema, view shape and rule set.
@@ -334,6 +335,13 @@ std::string ShiftParams(const std::string& sql, int offset);
 // RECURSIVE statement: every clause reads at most one relation of the stratum, from the
 // top block of its unit, and something (a clause without one, or a seed) starts it.
 bool CteEligible(const Compiled& out, const Stratum& st);
+// The agg_pushdown pass (agg_pushdown.cc): when `var`, counted by the query, is the
+// entity of one cardinality-one pattern of block 0 and read nowhere else, that pattern
+// becomes a per-value count; *count_col is then the column to sum and *extra_col the value
+// column to project too. Returns what it did, or nullopt (unit unchanged).
+std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
+                                              const std::string& var, Expr* count_col,
+                                              Expr* extra_col);
 // Writes Stratum::cte_sql and its parameter layout from the units' SQL.
 void BuildCte(Compiled* out, Stratum* st, int width);
 int CountArms(const Unit& unit, int block);

@@ -341,6 +341,16 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
   }
   out->distinct = NeedsDistinct(out->main, *env, projected);
+  // Aggregates that duplicate rows cannot change (count-distinct, min, max), alone with
+  // the grouping elements, need no DISTINCT below them: SQL's own aggregate sees the bag.
+  if (has_agg && !cpp && q.with.empty()) {
+    bool insensitive = true;
+    for (const FindElem& f : q.find)
+      if (f.kind == FindElem::Kind::kAgg && f.fn != "count-distinct" && f.fn != "min" &&
+          f.fn != "max")
+        insensitive = false;
+    if (insensitive) out->distinct = false;
+  }
   bool single =
       q.find_kind == ParsedQuery::FindKind::kScalar || q.find_kind == ParsedQuery::FindKind::kTuple;
   auto limit_sql = [&](bool force_one) {
@@ -371,9 +381,42 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     return s;
   };
+  // agg_pushdown (agg_pushdown.cc), before the join order so that the planner sees the
+  // counted pattern as the small relation it becomes.
+  std::string pushed;
+  if (has_agg && !cpp && q.with.empty() &&
+      PassEnabled("agg_pushdown", env->use_planner, env->disabled_passes)) {
+    int aggs = 0, counted = -1;
+    bool plain = true;
+    for (size_t i = 0; i < q.find.size(); ++i) {
+      if (q.find[i].kind == FindElem::Kind::kAgg) {
+        ++aggs;
+        if (q.find[i].fn == "count" && q.find[i].args.size() == 1) counted = static_cast<int>(i);
+      } else if (q.find[i].kind != FindElem::Kind::kVar) {
+        plain = false;
+      }
+    }
+    ProjElem* pe = counted >= 0 ? &out->find[static_cast<size_t>(counted)] : nullptr;
+    bool own_col = pe && pe->out.col >= 0 && pe->out.attr_col < 0;
+    for (size_t i = 0; own_col && i < out->find.size(); ++i)
+      if (static_cast<int>(i) != counted && out->find[i].out.col == pe->out.col) own_col = false;
+    Expr count_col, extra_col;
+    if (aggs == 1 && plain && own_col) {
+      if (auto what = PushCountBelowJoin(&out->main, *env, q.find[static_cast<size_t>(counted)].var,
+                                         &count_col, &extra_col)) {
+        pr.cols[static_cast<size_t>(pe->out.col)] = count_col;
+        pr.cols.push_back(extra_col);
+        pe->summed = true;
+        out->distinct = true;
+        pushed = *what;
+      }
+    }
+  }
   // The optimizer (passes.h).
   PassTarget target{&out->main, env, &out->rels, false, &out->cached_attrs};
   out->pass_reports = RunPasses(target, env->use_planner, env->disabled_passes);
+  for (PassReport& rep : out->pass_reports)
+    if (rep.name == "agg_pushdown" && !pushed.empty()) rep.changes.push_back(pushed);
   if (cpp) {
     // C++ aggregates: the SQL returns the distinct rows of the variables involved.
     out->cpp_mode = true;
@@ -415,7 +458,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
       continue;
     }
     std::string c = "c" + std::to_string(pe.out.col);
-    std::string e = pe.fn == "count"            ? "count(*)"
+    std::string e = pe.summed                   ? "sum(" + c + ")"
+                    : pe.fn == "count"            ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
                                                 : pe.fn + "(" + c + ")";
     VT t = pe.out.type;

@@ -327,19 +327,41 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       in += (i > 2 ? ", " : "") + IntLit(a->id);
       order += " WHEN " + IntLit(a->id) + " THEN " + std::to_string(i);
     }
+    // A join with the entity's datom of the first of the attributes it has: one datom per
+    // row, each column read once (not a scalar subquery per use of ?a and ?v).
+    (void)order;
+    MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
     std::string view = ViewTable(src, false);
-    VarBind attr;
-    attr.sql = "(SELECT a FROM " + view + " WHERE e = " + e.sql + " AND a IN (" + in +
-               ") ORDER BY CASE a" + order + " END LIMIT 1)";
-    attr.type = VT::kRef;
-    attr.deps = e.deps;
-    VarBind val;
-    val.sql =
-        "(SELECT v FROM " + view + " WHERE e = " + e.sql + " AND a = " + attr.sql + " LIMIT 1)";
-    val.type = same ? *common : VT::kDynamic;
-    if (!same) val.attr = attr.sql;
-    val.deps = e.deps;
-    return BindResult(c, s, c.binding, {attr, val}, true);
+    int id = ViewItem(src, shape, c.form, s);
+    Item& item = unit_->items[id];
+    item.kind = Item::Kind::kOther;
+    item.conds.push_back(Col(id, "e") + " = " + e.sql);
+    item.conds.push_back(Col(id, "a") + " IN (" + in + ")");
+    std::string first;
+    for (size_t i = 2; i < c.args.size(); ++i) {
+      Entid a = env_->schema->attribute(c.args[i].value.str())->id;
+      std::string earlier;
+      for (size_t j = 2; j < i; ++j)
+        earlier += (j > 2 ? ", " : "") +
+                   IntLit(env_->schema->attribute(c.args[j].value.str())->id);
+      first += (first.empty() ? "" : " OR ") + std::string("(") + Col(id, "a") + " = " +
+               IntLit(a) +
+               (earlier.empty() ? ""
+                                : " AND NOT EXISTS (SELECT 1 FROM " + view + " AS g WHERE g.e = " +
+                                      e.sql + " AND g.a IN (" + earlier + "))") +
+               ")";
+    }
+    item.conds.push_back("(" + first + ")");
+    item.plan.fixed_rows = 1;
+    for (const Term& t : {c.args[1]})
+      if (t.is_var()) item.plan.needs.push_back(t.name);
+    for (int d : e.deps) item.plan.after.push_back(d);
+    VarBind attr = ViewColumn(id, "a", VT::kRef);
+    VarBind val = ViewColumn(id, "v", same ? *common : VT::kDynamic);
+    if (!same) val.attr = Col(id, "a");
+    for (const auto& v : c.binding.vars)
+      if (v != "_") item.plan.binds.push_back(v);
+    return BindResult(c, s, c.binding, {attr, val}, false);
   }
   *handled = false;
   return Status::OK();

@@ -103,7 +103,7 @@ void EntitySets(PassTarget& t, bool, std::vector<std::string>* changes) {
 void PassThrough(PassTarget&, bool, std::vector<std::string>*) {}
 
 // Runs where the rule clauses are compiled (compile.cc), which reports what it did.
-void RecursiveCte(PassTarget&, bool, std::vector<std::string>*) {}
+void RunsInCompile(PassTarget&, bool, std::vector<std::string>*) {}
 
 // Runs in the store layer before compilation (store/query_glue.cc); listed so that it is
 // named, shown and switched like the others.
@@ -124,6 +124,10 @@ const std::vector<Pass>& OptimizerPasses() {
        "a right-linear recursive call with bound arguments derives only the bound values it "
        "reaches (off: the demand rewrite)",
        true, false, PassThrough},
+      {"agg_pushdown",
+       "a count of the entities of one cardinality-one pattern counted per value before the "
+       "join, then summed (off: the join, then the count)",
+       true, false, RunsInCompile},
       {"or_joins",
        "an or / rule call whose variables other items bind may produce them (off: a filter)",
        true, true, OrJoins},
@@ -131,7 +135,7 @@ const std::vector<Pass>& OptimizerPasses() {
       {"recursive_cte",
        "a stratum of linear recursive rules as one SQLite WITH RECURSIVE statement (off: the "
        "engine's semi-naive loop)",
-       true, false, RecursiveCte},
+       true, false, RunsInCompile},
       {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, false,
        AsOfProbes},
       {"attribute_cache", "values of found entities read from attribute caches", false, false,
@@ -175,7 +179,7 @@ std::vector<PassReport> RunPasses(PassTarget& t, bool use_planner,
     PassReport r;
     r.name = p.name;
     r.ran = PassEnabled(p.name, use_planner, disabled);
-    if (p.run == PassThrough || p.run == RecursiveCte) {
+    if (p.run == PassThrough || p.run == RunsInCompile) {
       if (r.ran && p.run == PassThrough)
         for (const auto& line : t.env->rewrites)
           if (std::string(p.name) == "seed_recursion"

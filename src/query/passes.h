@@ -17,6 +17,10 @@
 //                   with bound arguments derives only the bound values it reaches, then
 //                   the exit clauses over them (demand.cc; runs during analysis);
 //                   disabled, the demand (magic sets) rewrite
+//   agg_pushdown    (count ?x) where ?x is the entity of one cardinality-one pattern
+//                   [?x :a ?u] and read nowhere else: that pattern becomes a per-value
+//                   count (GROUP BY v over its index) and the count the sum of those
+//                   (agg_pushdown.cc; before join_order); disabled, the join then the count
 //   or_joins        an `or`, `or-join` or rule call whose variables other items also
 //                   bind may be placed before them and produce the rows (clauses.cc,
 //                   plan.cc); disabled, it tests the rows of those items (EXISTS)

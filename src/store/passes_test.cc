@@ -151,6 +151,15 @@ TEST_F(PassesTest, EntitySets) {
                "read once as a set of entities");
 }
 
+TEST_F(PassesTest, AggPushdown) {
+  // Per owner name, how many issues: counted per owner over :i/owner's index, then summed.
+  auto rows = Differential("agg_pushdown",
+                           "[:find ?n (count ?i) :where [?i :i/owner ?u] [?u :u/name ?n]]", {},
+                           "counted per ?u");
+  EXPECT_EQ(rows.size(), 40u);
+  EXPECT_EQ(rows.count("\"User 3\" 75 "), 1u);
+}
+
 TEST_F(PassesTest, OrJoins) {
   // ?i is bound by [?i :i/state :open] too; the or-join finds the user's few issues first.
   auto rows = Differential(
@@ -229,7 +238,8 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   size_t at = plan->find("optimizer passes:\n");
   ASSERT_NE(at, std::string::npos) << *plan;
   for (const char* p :
-       {"seed_recursion", "pass_through", "or_joins", "join_order", "recursive_cte", "as_of_probes",
+       {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order", "recursive_cte",
+        "as_of_probes",
         "attribute_cache", "entity_sets"}) {
     size_t next = plan->find(std::string("  ") + p, at);
     EXPECT_NE(next, std::string::npos) << p << " missing or out of order:\n" << *plan;
@@ -239,7 +249,8 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   unplanned.use_planner = false;
   auto off = store_->q_explain("[:find ?t :where [?i :i/title ?t]]", unplanned);
   ASSERT_TRUE(off.ok());
-  for (const char* p : {"seed_recursion: off", "pass_through: off", "or_joins: off", "join_order: off",
+  for (const char* p : {"seed_recursion: off", "pass_through: off", "agg_pushdown: off",
+                        "or_joins: off", "join_order: off",
                         "recursive_cte: off", "as_of_probes: off", "entity_sets: off"})
     EXPECT_NE(off->find(p), std::string::npos) << p << "\n" << *off;
   EXPECT_NE(off->find("attribute_cache: no change"), std::string::npos) << *off;
