@@ -29,6 +29,8 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
                                               const std::string& var, Expr* count_col,
                                               Expr* extra_col) {
   Block& block = unit->blocks[0];
+  // Alone in its block there is no join to count below: the plain GROUP BY is the plan.
+  if (block.items.size() < 2) return std::nullopt;
   auto prov = block.providers.find(var);
   if (prov == block.providers.end() || prov->second.size() != 1) return std::nullopt;
   const int pid = prov->second[0];
