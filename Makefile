@@ -2,9 +2,10 @@
 BUILD ?= build
 JOBS ?= 2
 DEB_PACKAGES := g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 nlohmann-json3-dev \
-                libgtest-dev libgmock-dev libbenchmark-dev libreadline-dev libre2-dev python3
+                libgtest-dev libgmock-dev libbenchmark-dev libreadline-dev libre2-dev python3 \
+                clang-format
 
-.PHONY: deps build demo test clean format
+.PHONY: deps build demo test clean format format-check
 
 # Installs the Debian packages that are missing (only those; apt-get update first).
 deps:
@@ -25,7 +26,7 @@ build: deps $(BUILD)/build.ninja
 demo: build
 	@bash tools/demo.sh $(BUILD)/mentat
 
-test: build
+test: build format-check
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 	$(MAKE) --no-print-directory test-asan-ci
 
@@ -34,6 +35,12 @@ clean:
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+# Every C++ source as .clang-format has it (part of `make test`, so of CI): a file that is
+# not fails the test command with clang-format's report of where.
+format-check: deps
+	@files=$$(git ls-files '*.cc' '*.h' 2>/dev/null || find include src ext test benchmarks tools \( -name '*.cc' -o -name '*.h' \) -not -path '*/node_modules/*'); \
+	clang-format --dry-run -Werror $$files && echo "format-check: $$(echo $$files | wc -w) files formatted"
 
 # ---- Reliability (doc/reliability.md): sanitizers, fuzzing, stress ----
 BUILD_ASAN ?= build-asan

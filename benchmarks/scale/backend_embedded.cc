@@ -1,5 +1,7 @@
 // The "embedded" backend: mentat's public C++ API on the store file, the way an
 // application calls it (Store::q with the query text and QueryOptions on every call).
+// "embedded-nocounts" is the same with the optimizer pass value_counts left out (q3 then
+// runs as SQL: the figure without the maintained per-value counts).
 #include "mentat/store.h"
 #include "scale.h"
 #include "variants.h"
@@ -16,7 +18,7 @@ Result<Rows> RowsOf(Result<QueryResult> r) {
 
 class EmbeddedSession : public Session {
  public:
-  explicit EmbeddedSession(Store* store) : store_(store) {}
+  EmbeddedSession(Store* store, bool no_counts) : store_(store), no_counts_(no_counts) {}
 
   Result<Rows> PointLookup(const std::string& email) override {
     return RowsOf(store_->q(kQ1PointLookup, {Str(email)}));
@@ -27,7 +29,11 @@ class EmbeddedSession : public Session {
     if (as_of) o.as_of = TxPoint::Tx(*as_of);
     return RowsOf(store_->q(kQ2RefTraversal, o));
   }
-  Result<Rows> Aggregate() override { return RowsOf(store_->q(kQ3Aggregate)); }
+  Result<Rows> Aggregate() override {
+    QueryOptions o;
+    if (no_counts_) o.disabled_passes = {"value_counts"};
+    return RowsOf(store_->q(kQ3Aggregate, o));
+  }
   Result<Rows> PredicateScan(int64_t min) override {
     return RowsOf(store_->q(kQ4PredicateScan, {edn::Value::Int(min)}));
   }
@@ -88,6 +94,7 @@ class EmbeddedSession : public Session {
       if (scenario == "as_of") o.as_of = TxPoint::Tx(ctx.t_mid);
     } else if (scenario == "aggregate") {
       q = kQ3Aggregate;
+      if (no_counts_) o.disabled_passes = {"value_counts"};
     } else if (scenario == "predicate_scan") {
       q = kQ4PredicateScan;
       o.inputs.emplace_back(edn::Value::Int(4));
@@ -112,20 +119,24 @@ class EmbeddedSession : public Session {
 
  private:
   Store* store_;
+  bool no_counts_;
 };
 
 class EmbeddedBackend : public Backend {
  public:
-  EmbeddedBackend(std::unique_ptr<Store> store, bool cached)
-      : store_(std::move(store)), cached_(cached) {}
-  std::string name() const override { return cached_ ? "embedded-cache" : "embedded"; }
+  EmbeddedBackend(std::unique_ptr<Store> store, bool cached, bool no_counts)
+      : store_(std::move(store)), cached_(cached), no_counts_(no_counts) {}
+  std::string name() const override {
+    return cached_ ? "embedded-cache" : no_counts_ ? "embedded-nocounts" : "embedded";
+  }
   Result<std::unique_ptr<Session>> Connect() override {
-    return std::unique_ptr<Session>(new EmbeddedSession(store_.get()));
+    return std::unique_ptr<Session>(new EmbeddedSession(store_.get(), no_counts_));
   }
 
  private:
   std::unique_ptr<Store> store_;
   bool cached_;
+  bool no_counts_;
 };
 
 }  // namespace
@@ -136,14 +147,15 @@ class EmbeddedBackend : public Backend {
 const char* const kCachedAttributes[] = {":user/name", ":issue/title", ":issue/state",
                                          ":issue/priority"};
 
-Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached) {
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
+                                              bool no_counts) {
   Options options;
   options.create = false;
   auto s = Store::open(store, options);
   if (!s.ok()) return s.status();
   if (cached)
     for (const char* a : kCachedAttributes) MENTAT_RETURN_IF_ERROR((*s)->cache(a));
-  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached));
+  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached, no_counts));
 }
 
 }  // namespace mentat::scale

@@ -225,7 +225,7 @@ def headline(rows, names=READS):
         return []
     # Per scale with both: the embedded (and embedded-cache) p50 over the sqlite-sql p50
     # (the hand-written SQL on the same store file).
-    ratios = [(b, sc) for b in ("embedded", "embedded-cache")
+    ratios = [(b, sc) for b in ("embedded", "embedded-cache", "embedded-nocounts")
               for sc in dict.fromkeys(s for _, s in series)
               if (b, sc) in series and ("sqlite-sql", sc) in series]
     lines = ["| scenario | " + " | ".join(f"{b} {s} p50 ms" for b, s in series) +

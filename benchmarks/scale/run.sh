@@ -7,7 +7,8 @@
 #
 # Environment (defaults in brackets):
 #   SCALES         scales to run, of xs s m l                          [s]
-#   BACKENDS       embedded embedded-cache sqlite-sql sqlite-ext duckdb (pg: not yet)
+#   BACKENDS       embedded embedded-cache embedded-nocounts sqlite-sql sqlite-ext duckdb
+#                  (pg: not yet; embedded-nocounts: embedded without the value_counts pass)
 #                  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
 #   EXTRA          write_mixed concurrency_sweep cold_vs_warm variants [the first three]
@@ -81,7 +82,7 @@ fi
 BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
 for b in $BACKENDS; do
   case $b in
-    embedded | embedded-cache | sqlite-sql | pg) ;;
+    embedded | embedded-cache | embedded-nocounts | sqlite-sql | pg) ;;
     sqlite-ext)
       # The SQLite extension, from the driver's build tree unless MENTAT_SQLITE_EXT is set.
       export MENTAT_SQLITE_EXT=${MENTAT_SQLITE_EXT:-$BUILD_DIR/libmentat_sqlite.so}
@@ -99,7 +100,7 @@ for b in $BACKENDS; do
         log "building mentat_duckdb_extension in $BUILD_DIR"
         cmake --build "$BUILD_DIR" --target mentat_duckdb_extension -j1 || exit 2
       fi ;;
-    *) log "unknown backend '$b' (embedded, embedded-cache, sqlite-sql, sqlite-ext, duckdb, pg)"; exit 2 ;;
+    *) log "unknown backend '$b' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg)"; exit 2 ;;
   esac
 done
 READS=()

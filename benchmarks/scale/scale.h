@@ -151,7 +151,8 @@ std::vector<std::string> BackendNames();
 // Concrete factories (backend_*.cc).
 // `cached`: the "embedded-cache" backend, with Store::cache on the attributes the queries read by
 // entity.
-Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached);
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
+                                              bool no_counts = false);
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenSqliteExt(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store);  // kUnsupported if not built

@@ -106,29 +106,32 @@ Result<Context> LoadContext(const std::string& data_dir, const std::string& stor
 }
 
 std::vector<std::string> BackendNames() {
-  return {"embedded", "embedded-cache", "sqlite-sql", "sqlite-ext", "duckdb", "pg"};
+  return {"embedded", "embedded-cache", "embedded-nocounts", "sqlite-sql", "sqlite-ext", "duckdb",
+          "pg"};
 }
 
 std::string BackendAvailability(const std::string& name) {
-  if (name == "embedded" || name == "embedded-cache" || name == "sqlite-sql" ||
-      name == "sqlite-ext")
+  if (name == "embedded" || name == "embedded-cache" || name == "embedded-nocounts" ||
+      name == "sqlite-sql" || name == "sqlite-ext")
     return "";
   if (name == "duckdb") return DuckdbAvailability();
   if (name == "pg") return "no PostgreSQL backend has been written yet";
-  return "unknown backend (embedded, embedded-cache, sqlite-sql, sqlite-ext, duckdb, pg)";
+  return "unknown backend (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, "
+         "duckdb, pg)";
 }
 
 Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store) {
   if (!std::filesystem::exists(store)) return Status::NotFound("no store at " + store);
   if (name == "embedded") return OpenEmbedded(store, false);
   if (name == "embedded-cache") return OpenEmbedded(store, true);
+  if (name == "embedded-nocounts") return OpenEmbedded(store, false, true);
   if (name == "sqlite-sql") return OpenSqliteSql(store);
   if (name == "sqlite-ext") return OpenSqliteExt(store);
   if (name == "duckdb") return OpenDuckdb(store);
   if (name == "pg") return Status::Unsupported("pg: " + BackendAvailability("pg"));
   return Status::InvalidArgument(
       "unknown backend '" + name +
-      "' (embedded, embedded-cache, sqlite-sql, sqlite-ext, duckdb, pg)");
+      "' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg)");
 }
 
 ScenarioCall ExplainCall(const std::string& scenario, const Context& ctx) {

@@ -41,14 +41,18 @@ class [[nodiscard]] Status {
                                : std::make_shared<const Rep>(Rep{code, std::move(message)})) {}
 
   static Status OK() { return Status(); }
-  static Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+  static Status InvalidArgument(std::string m) {
+    return Status(Code::kInvalidArgument, std::move(m));
+  }
   static Status Parse(std::string m) { return Status(Code::kParse, std::move(m)); }
   static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
   static Status Schema(std::string m) { return Status(Code::kSchema, std::move(m)); }
   static Status Conflict(std::string m) { return Status(Code::kConflict, std::move(m)); }
   static Status CasMismatch(std::string m) { return Status(Code::kCasMismatch, std::move(m)); }
   static Status Busy(std::string m) { return Status(Code::kBusy, std::move(m)); }
-  static Status Interrupted(std::string m = "interrupted") { return Status(Code::kInterrupted, std::move(m)); }
+  static Status Interrupted(std::string m = "interrupted") {
+    return Status(Code::kInterrupted, std::move(m));
+  }
   static Status Io(std::string m) { return Status(Code::kIo, std::move(m)); }
   static Status Corrupt(std::string m) { return Status(Code::kCorrupt, std::move(m)); }
   static Status Unsupported(std::string m) { return Status(Code::kUnsupported, std::move(m)); }
@@ -73,7 +77,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(v_).ok()) v_ = Status::Internal("Result built from an OK status");
   }
@@ -98,17 +102,16 @@ class [[nodiscard]] Result {
 }  // namespace mentat
 
 // Evaluates `expr` (a Status); returns it from the enclosing function when not OK.
-#define MENTAT_RETURN_IF_ERROR(expr)        \
-  do {                                      \
-    ::mentat::Status _st = (expr);          \
-    if (!_st.ok()) return _st;              \
+#define MENTAT_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::mentat::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)
 
 #define MENTAT_CONCAT_INNER(a, b) a##b
 #define MENTAT_CONCAT(a, b) MENTAT_CONCAT_INNER(a, b)
 // Declares `lhs` from a Result expression, or returns its Status when not OK.
-#define MENTAT_ASSIGN_OR_RETURN(lhs, expr)                                   \
-  auto MENTAT_CONCAT(_res_, __LINE__) = (expr);                              \
-  if (!MENTAT_CONCAT(_res_, __LINE__).ok())                                  \
-    return MENTAT_CONCAT(_res_, __LINE__).status();                          \
+#define MENTAT_ASSIGN_OR_RETURN(lhs, expr)                                                  \
+  auto MENTAT_CONCAT(_res_, __LINE__) = (expr);                                             \
+  if (!MENTAT_CONCAT(_res_, __LINE__).ok()) return MENTAT_CONCAT(_res_, __LINE__).status(); \
   lhs = std::move(MENTAT_CONCAT(_res_, __LINE__)).value()

@@ -162,12 +162,17 @@ struct QueryOptions {
   bool history = false;
   std::optional<int64_t> timeout_ms;
   bool use_planner = true;  // false: keep the written clause order
-  // Optimizer passes to leave out, by name: value_counts, join_order, as_of_probes,
-  // attribute_cache, entity_sets (src/query/README.md "Optimizer passes"; use_planner =
+  // Optimizer passes to leave out, by name: value_counts, seed_recursion, pass_through,
+  // agg_pushdown, or_joins, join_order, recursive_cte, as_of_probes, attribute_cache,
+  // entity_sets (src/query/README.md "Optimizer passes"; use_planner =
   // false leaves out all but attribute_cache). Results are the same with any of them off;
   // for measurements side by side and differential tests. An unknown name is a
   // kInvalidArgument error of the query that lists the passes.
   std::vector<std::string> disabled_passes;
+  // q_explain only: also run the query and show, per step of the join order, the
+  // estimated and the actual rows after it and the time to reach it, and the time of the
+  // rules and of the whole query ("explain analyze"). Options JSON "analyze": true.
+  bool analyze = false;
   // A stop check of the caller's: polled on the calling thread while the query runs
   // (between SQLite steps, about every thousand of its instructions, and in the engine's
   // own loops). Returning true stops the query with kInterrupted, as interrupt() does; the
@@ -177,7 +182,7 @@ struct QueryOptions {
 };
 
 // Parses {"inputs": [...], "asOf": t, "since": t, "history": bool, "timeout": ms,
-// "planner": bool, "disabledPasses": ["entity_sets", ...]} for the CLI and both
+// "planner": bool, "disabledPasses": ["entity_sets", ...], "analyze": bool} for the CLI and both
 // extensions. Unknown keys and wrong shapes are kInvalidArgument errors that say what is
 // wrong. `query` gives the :in spec so JSON values bind with the right shape.
 Result<QueryOptions> options_from_json(std::string_view query, std::string_view json);

@@ -37,14 +37,13 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
   Item& p = unit->items[static_cast<size_t>(pid)];
   if (p.kind != Item::Kind::kPattern || p.variants.size() != 1 || p.use_collapsed ||
       p.variants[0].table != "datoms" || p.plan.attr < 0 || p.set_for >= 0 ||
-      p.plan.e != PlanInfo::Pos::kVar || p.plan.e_var != var ||
-      p.plan.v != PlanInfo::Pos::kVar || p.plan.v_var == var)
+      p.plan.e != PlanInfo::Pos::kVar || p.plan.e_var != var || p.plan.v != PlanInfo::Pos::kVar ||
+      p.plan.v_var == var)
     return std::nullopt;
   if (std::find(block.items.begin(), block.items.end(), pid) == block.items.end())
     return std::nullopt;
   auto view = env.sources.find(p.plan.src);
-  if (view == env.sources.end() || view->second.as_of || view->second.since ||
-      view->second.history)
+  if (view == env.sources.end() || view->second.as_of || view->second.since || view->second.history)
     return std::nullopt;
   const Attribute* attr = env.schema->attribute(p.plan.attr);
   if (!attr || attr->many) return std::nullopt;

@@ -329,6 +329,10 @@ struct SelectSpec {
   std::string group_by_cols;  // when set: SELECT <this> FROM (arms) <tail>
 };
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin);
+// explain analyze: SQL counting the rows after the first `k` items of block 0's join
+// order (the conditions that read later items left out); nullopt when a kept item reads a
+// later one's columns.
+std::optional<std::string> EmitPrefixCount(const Unit& unit, size_t k);
 // `sql` with every parameter ?N written ?(N + offset) (quoted text left alone).
 std::string ShiftParams(const std::string& sql, int offset);
 // The recursive_cte pass (compile.cc): whether stratum `st` of `out` can be one WITH

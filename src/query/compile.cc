@@ -459,7 +459,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     std::string c = "c" + std::to_string(pe.out.col);
     std::string e = pe.summed                   ? "sum(" + c + ")"
-                    : pe.fn == "count"            ? "count(*)"
+                    : pe.fn == "count"          ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
                                                 : pe.fn + "(" + c + ")";
     VT t = pe.out.type;

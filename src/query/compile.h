@@ -117,7 +117,7 @@ struct Item {
   // only cost a table lookup per row.
   Expr index_term;
   Expr index_term_written;  // as analysis wrote it (the planner drops it or keeps it)
-  edn::Value form;  // the clause, for explain
+  edn::Value form;          // the clause, for explain
   bool use_collapsed = false;
   double est = 0;  // the planner's row estimate when it was placed
   // A pattern [?e :attr ?v] of a cached cardinality-one attribute on the current database

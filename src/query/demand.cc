@@ -318,8 +318,7 @@ std::optional<Clauses> Analyzer::SeedClauses(const Scope& s, const std::string& 
     grew = false;
     for (size_t i = 0; i < conj_->size(); ++i) {
       const Clause& c = *(*conj_)[i];
-      if (taken[i] || (c.kind != Clause::Kind::kPattern && c.kind != Clause::Kind::kPred))
-        continue;
+      if (taken[i] || (c.kind != Clause::Kind::kPattern && c.kind != Clause::Kind::kPred)) continue;
       if (c.src != "$" && c.src != s.src) continue;
       std::vector<std::string> vars;
       CollectClauseVars(c, &vars);

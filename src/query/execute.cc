@@ -207,6 +207,16 @@ Status Execution::Prepare() {
   return Status::OK();
 }
 
+Result<int64_t> Execution::CountWithMainParams(const std::string& sql) {
+  MENTAT_ASSIGN_OR_RETURN(auto st, ctx_.conn->Cached(sql));
+  MENTAT_RETURN_IF_ERROR(Bind(*st, c_.main, main_rels_));
+  auto row = st->Step();
+  if (!row.ok()) return intr_.Translate(row.status());
+  int64_t n = *row ? st->ColumnInt(0) : 0;
+  st->Reset();
+  return n;
+}
+
 Status Execution::Bind(storage::Statement& st, const Unit& unit,
                        const std::vector<const Relation*>& rels, int offset) {
   for (size_t i = 0; i < unit.params.size(); ++i) {

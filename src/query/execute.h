@@ -53,6 +53,9 @@ class Execution {
   // Evaluates recursive rules to their fixpoint.
   Status EvalRules();
   Result<QueryResult> Run();
+  // Runs `sql` (written against the main unit's parameters) and returns its first column
+  // of its first row as an integer (explain analyze's prefix counts).
+  Result<int64_t> CountWithMainParams(const std::string& sql);
 
   // Binds the parameters of `unit` into `st`; `rels` gives the relation of each RelSpec.
   // Binds `unit`'s parameters, ?1 of the unit as ?(offset + 1) of `st`.

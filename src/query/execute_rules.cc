@@ -34,8 +34,8 @@ Status Execution::SeedRow(const RuleRel& rr, std::vector<DbVal>* row, bool* keep
 Status Execution::EvalCte(const Stratum& st) {
   MENTAT_ASSIGN_OR_RETURN(auto stmt, ctx_.conn->Cached(st.cte_sql));
   for (size_t i = 0; i < st.units.size(); ++i)
-    MENTAT_RETURN_IF_ERROR(Bind(*stmt, c_.rule_units[st.units[i]].unit, main_rels_,
-                                st.unit_offsets[i]));
+    MENTAT_RETURN_IF_ERROR(
+        Bind(*stmt, c_.rule_units[st.units[i]].unit, main_rels_, st.unit_offsets[i]));
   for (const auto& [r, first] : st.seeds) {
     const RuleRel& rr = c_.rule_rels[r];
     std::vector<DbVal> row;

@@ -342,10 +342,8 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       Entid a = env_->schema->attribute(c.args[i].value.str())->id;
       std::string earlier;
       for (size_t j = 2; j < i; ++j)
-        earlier += (j > 2 ? ", " : "") +
-                   IntLit(env_->schema->attribute(c.args[j].value.str())->id);
-      first += (first.empty() ? "" : " OR ") + std::string("(") + Col(id, "a") + " = " +
-               IntLit(a) +
+        earlier += (j > 2 ? ", " : "") + IntLit(env_->schema->attribute(c.args[j].value.str())->id);
+      first += (first.empty() ? "" : " OR ") + std::string("(") + Col(id, "a") + " = " + IntLit(a) +
                (earlier.empty() ? ""
                                 : " AND NOT EXISTS (SELECT 1 FROM " + view + " AS g WHERE g.e = " +
                                       e.sql + " AND g.a IN (" + earlier + "))") +

@@ -113,6 +113,9 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
     } else if (key == "planner") {
       if (!v.is_boolean()) return Bad("planner must be true or false");
       opts.use_planner = v.get<bool>();
+    } else if (key == "analyze") {
+      if (!v.is_boolean()) return Bad("analyze must be true or false");
+      opts.analyze = v.get<bool>();
     } else if (key == "disabledPasses") {
       if (!v.is_array()) return Bad("disabledPasses must be an array of pass names");
       for (const json& n : v) {

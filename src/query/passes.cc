@@ -46,7 +46,8 @@ void OrJoins(PassTarget& t, bool, std::vector<std::string>* changes) {
   for (Item& item : t.unit->items) {
     if (!item.filter_ok || item.filter_needs.empty()) continue;
     auto& needs = item.plan.needs;
-    for (const auto& v : item.filter_needs) needs.erase(std::remove(needs.begin(), needs.end(), v), needs.end());
+    for (const auto& v : item.filter_needs)
+      needs.erase(std::remove(needs.begin(), needs.end(), v), needs.end());
     std::string vars;
     for (const auto& v : item.filter_needs) vars += (vars.empty() ? "" : " ") + v;
     item.filter_needs.clear();
@@ -129,8 +130,8 @@ const std::vector<Pass>& OptimizerPasses() {
        "join, then summed (off: the join, then the count)",
        true, false, RunsInCompile},
       {"or_joins",
-       "an or / rule call whose variables other items bind may produce them (off: a filter)",
-       true, true, OrJoins},
+       "an or / rule call whose variables other items bind may produce them (off: a filter)", true,
+       true, OrJoins},
       {"join_order", "items ordered by estimated rows (off: as written)", true, true, JoinOrder},
       {"recursive_cte",
        "a stratum of linear recursive rules as one SQLite WITH RECURSIVE statement (off: the "

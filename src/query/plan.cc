@@ -222,7 +222,8 @@ struct Planner {
   // Orders `block`; returns its estimated rows.
   double PlanBlock(int block_id, std::set<std::string> bound, std::set<int> placed) {
     Block& block = unit->blocks[block_id];
-    std::vector<int> chosen = UseDp(block_id) ? BestOrder(block_id, bound, placed) : std::vector<int>{};
+    std::vector<int> chosen =
+        UseDp(block_id) ? BestOrder(block_id, bound, placed) : std::vector<int>{};
     bound.insert(block.bound_on_entry.begin(), block.bound_on_entry.end());
     std::set<int> mine(block.items.begin(), block.items.end());
     auto close = [&]() {
@@ -271,8 +272,7 @@ struct Planner {
       // other datoms, not an attribute index. Decided at each placement: a branch is
       // placed again, with other variables bound, each time its composite is estimated.
       if (item.kind == Item::Kind::kPattern)
-        item.index_term =
-            Bound(bound, item.plan.e, item.plan.e_var) ? "" : item.index_term_written;
+        item.index_term = Bound(bound, item.plan.e, item.plan.e_var) ? "" : item.index_term_written;
       item.est = best_est;
       order.push_back(id);
       placed.insert(id);

@@ -309,6 +309,49 @@ Result<QueryResult> Prepared::Execute(const ExecContext& ctx,
   return r;
 }
 
+Result<std::string> Prepared::Analyze(const ExecContext& ctx, const Compiled& c,
+                                      std::vector<const edn::Value*> inputs) const {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) {
+    char b[32];
+    snprintf(b, sizeof b, "%.3f", std::chrono::duration<double, std::milli>(d).count());
+    return std::string(b);
+  };
+  Interrupter intr(ctx, Timeout(ctx, *parsed_));
+  Execution ex(ctx, *parsed_, c, std::move(inputs), intr);
+  auto t0 = Clock::now();
+  MENTAT_RETURN_IF_ERROR(WithInputPos(*parsed_, intr.Translate(ex.Prepare())));
+  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));
+  auto t1 = Clock::now();
+  auto r = ex.Run();
+  if (!r.ok()) return WithInputPos(*parsed_, r.status());
+  auto t2 = Clock::now();
+  std::string out = "analyze (the query run once):\n";
+  if (!c.strata.empty()) out += "  rules: " + ms(t1 - t0) + " ms\n";
+  out += "  query: " + std::to_string(r->rows.size()) + " rows in " + ms(t2 - t1) + " ms\n";
+  // Per step of the top block's join order: the rows after it, counted by a statement
+  // that joins the items up to it (the conditions on later items left out).
+  const Block& top = c.main.blocks[0];
+  double est = 1;
+  for (size_t k = 1; k <= top.order.size(); ++k) {
+    const Item& item = c.main.items[static_cast<size_t>(top.order[k - 1])];
+    est = std::min(1e18, est * item.est);
+    char e[32];
+    snprintf(e, sizeof e, est >= 1 ? "%.0f" : "%.2g", est);
+    std::string line = "  " + std::to_string(k) + ". t" + std::to_string(item.id) + "  est. " + e +
+                       " rows, actual ";
+    auto sql = EmitPrefixCount(c.main, k);
+    if (!sql) {
+      out += line + "(not counted alone: it reads a later item)\n";
+      continue;
+    }
+    auto s0 = Clock::now();
+    MENTAT_ASSIGN_OR_RETURN(int64_t n, ex.CountWithMainParams(*sql));
+    out += line + std::to_string(n) + " rows, " + ms(Clock::now() - s0) + " ms\n";
+  }
+  return out;
+}
+
 Result<std::string> Prepared::Explain(const ExecContext& ctx,
                                       const std::vector<Input>& inputs) const {
   MENTAT_ASSIGN_OR_RETURN(Setup s, GetPlan(*parsed_, cache_.get(), ctx, inputs));
@@ -333,6 +376,10 @@ Result<std::string> Prepared::Explain(const ExecContext& ctx,
     out += "rules " + names + " as one statement:\n  " + st.cte_sql + "\n";
   }
   out += "sql:\n  " + c.sql + "\n";
+  if (ctx.analyze) {
+    MENTAT_ASSIGN_OR_RETURN(std::string report, Analyze(ctx, c, s.inputs.values));
+    out += report;
+  }
   out += "sqlite plan:\n";
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx.conn->Prepare("EXPLAIN QUERY PLAN " + c.sql));
   std::map<int, int> depth;

@@ -51,6 +51,7 @@ struct ExecContext {
   // From QueryOptions::interrupted: polled on the query's thread; true stops the query.
   std::function<bool()> stop;
   bool use_planner = true;  // false: keep the written clause order
+  bool analyze = false;     // QueryOptions::analyze: explain runs the query too
   // From QueryOptions::disabled_passes: optimizer passes left out (passes.h), by name.
   std::vector<std::string> disabled_passes;
   // Attribute caches (Store::cache): attributes whose current values this connection can
@@ -74,6 +75,7 @@ struct ExecContext {
 
 struct ParsedQuery;  // query/ast.h
 class PlanCache;     // query/prepared.cc
+struct Compiled;     // query/analyze.h
 
 // A parsed query, ready to run many times. Plans (analysis, join order, SQL) are cached
 // inside, keyed by schema, the shape of the database views, the rules input and a coarse
@@ -99,6 +101,9 @@ class Prepared {
   const ParsedQuery& parsed() const { return *parsed_; }
 
  private:
+  // explain analyze (ExecContext::analyze): runs the plan and counts each step's rows.
+  Result<std::string> Analyze(const ExecContext& ctx, const Compiled& c,
+                              std::vector<const edn::Value*> inputs) const;
   Prepared();
   std::unique_ptr<ParsedQuery> parsed_;
   std::unique_ptr<PlanCache> cache_;

@@ -1,7 +1,10 @@
 // Pass 4: SQL text. A block becomes one SELECT per arm (a choice of variant for every
 // item: the table a view pattern reads, the branch of a distributed `or`), joined with
 // UNION [ALL]. Items are joined in the planned order with CROSS JOIN, which SQLite keeps.
+#include <cstdlib>
 #include <functional>
+#include <optional>
+#include <set>
 
 #include "query/analyze.h"
 
@@ -240,6 +243,70 @@ std::string ShiftParams(const std::string& sql, int offset) {
   return out;
 }
 
+namespace {
+
+// The items of `in` referenced by `e`, through the blocks its EXISTS and generator
+// subqueries read too.
+void Refs(const Unit& unit, const std::string& e, const std::set<int>& in, std::set<int>* out,
+          int depth = 0) {
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e[i] == '\x01') {
+      int id = std::atoi(e.c_str() + i + 1);
+      if (in.count(id)) out->insert(id);
+    } else if ((e[i] == '\x03' || e[i] == '\x05') && depth < 32) {
+      const Block& b = unit.blocks[static_cast<size_t>(std::atoi(e.c_str() + i + 1))];
+      for (const auto& w : b.where) Refs(unit, w, in, out, depth + 1);
+      for (int id : b.items) {
+        const Item& it = unit.items[static_cast<size_t>(id)];
+        for (const auto& c : it.conds) Refs(unit, c, in, out, depth + 1);
+        for (const Variant& v : it.variants) {
+          for (const auto& c : v.conds) Refs(unit, c, in, out, depth + 1);
+          for (const auto& [k, c] : v.cols) Refs(unit, c, in, out, depth + 1);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> EmitPrefixCount(const Unit& unit, size_t k) {
+  Unit u = unit;
+  Block& top = u.blocks[0];
+  if (k > top.order.size()) return std::nullopt;
+  std::set<int> all(top.items.begin(), top.items.end());
+  std::set<int> kept(top.order.begin(), top.order.begin() + static_cast<long>(k));
+  std::set<int> dropped;
+  for (int id : all)
+    if (!kept.count(id)) dropped.insert(id);
+  top.order.resize(k);
+  auto keep = [&](const std::string& e) {
+    std::set<int> r;
+    Refs(u, e, dropped, &r);
+    return r.empty();
+  };
+  auto filter = [&](std::vector<Expr>* v) {
+    std::vector<Expr> out;
+    for (auto& e : *v)
+      if (keep(e)) out.push_back(std::move(e));
+    *v = std::move(out);
+  };
+  for (Block& b : u.blocks) filter(&b.where);
+  for (Item& it : u.items) {
+    filter(&it.conds);
+    if (!keep(it.index_term)) it.index_term.clear();
+    for (Variant& v : it.variants) {
+      filter(&v.conds);
+      // A kept item that reads a dropped one's columns (an entity set, a cached value):
+      // this prefix has no SQL of its own.
+      for (const auto& [c, e] : v.cols)
+        if (kept.count(it.id) && !keep(e)) return std::nullopt;
+      if (kept.count(it.id) && !keep(v.table)) return std::nullopt;
+    }
+  }
+  return "SELECT count(*) FROM (" + EmitSelect(u, 0, SelectSpec{{"1"}, false, "", ""}, true) + ")";
+}
+
 int CountArms(const Unit& unit, int block) {
   Emitter em{unit, true};
   return static_cast<int>(em.Arms(block).size());
@@ -267,7 +334,8 @@ std::vector<std::string> DescribeOrder(const Unit& unit, int block) {
                : "") +
           ")");
       if (item.kind == Item::Kind::kComposite) {
-        if (item.exists_filter) out.push_back(indent + "  a test of the rows so far, EXISTS per branch:");
+        if (item.exists_filter)
+          out.push_back(indent + "  a test of the rows so far, EXISTS per branch:");
         for (size_t k = 0; k < item.variants.size(); ++k) {
           out.push_back(indent + "  branch " + std::to_string(k + 1) + ":");
           walk(item.variants[k].branch, indent + "    ");

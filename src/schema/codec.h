@@ -31,24 +31,33 @@ struct DbVal {
   friend bool operator==(const DbVal& a, const DbVal& b) {
     if (a.tag != b.tag) return false;
     switch (a.tag) {
-      case Tag::kInt: return a.i == b.i;
-      case Tag::kReal: return a.d == b.d || (a.d != a.d && b.d != b.d);
-      default: return a.s == b.s;
+      case Tag::kInt:
+        return a.i == b.i;
+      case Tag::kReal:
+        return a.d == b.d || (a.d != a.d && b.d != b.d);
+      default:
+        return a.s == b.s;
     }
   }
   friend bool operator<(const DbVal& a, const DbVal& b) {
     if (a.tag != b.tag) return a.tag < b.tag;
     switch (a.tag) {
-      case Tag::kInt: return a.i < b.i;
-      case Tag::kReal: return a.d < b.d;
-      default: return a.s < b.s;
+      case Tag::kInt:
+        return a.i < b.i;
+      case Tag::kReal:
+        return a.d < b.d;
+      default:
+        return a.s < b.s;
     }
   }
   size_t Hash() const {
     switch (tag) {
-      case Tag::kInt: return std::hash<int64_t>()(i) * 31;
-      case Tag::kReal: return std::hash<double>()(d) * 37;
-      default: return std::hash<std::string>()(s) * (tag == Tag::kText ? 41 : 43);
+      case Tag::kInt:
+        return std::hash<int64_t>()(i) * 31;
+      case Tag::kReal:
+        return std::hash<double>()(d) * 37;
+      default:
+        return std::hash<std::string>()(s) * (tag == Tag::kText ? 41 : 43);
     }
   }
 };

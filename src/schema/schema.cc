@@ -6,9 +6,8 @@ namespace mentat {
 
 namespace {
 constexpr std::array<const char*, 9> kTypeIdents = {
-    "db.type/ref",     "db.type/keyword", "db.type/long",
-    "db.type/double",  "db.type/string",  "db.type/boolean",
-    "db.type/instant", "db.type/uuid",    "db.type/bytes"};
+    "db.type/ref",     "db.type/keyword", "db.type/long", "db.type/double", "db.type/string",
+    "db.type/boolean", "db.type/instant", "db.type/uuid", "db.type/bytes"};
 }  // namespace
 
 const char* ValueTypeIdent(ValueType t) { return kTypeIdents[static_cast<size_t>(t)]; }

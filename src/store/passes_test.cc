@@ -153,9 +153,9 @@ TEST_F(PassesTest, EntitySets) {
 
 TEST_F(PassesTest, AggPushdown) {
   // Per owner name, how many issues: counted per owner over :i/owner's index, then summed.
-  auto rows = Differential("agg_pushdown",
-                           "[:find ?n (count ?i) :where [?i :i/owner ?u] [?u :u/name ?n]]", {},
-                           "counted per ?u");
+  auto rows =
+      Differential("agg_pushdown", "[:find ?n (count ?i) :where [?i :i/owner ?u] [?u :u/name ?n]]",
+                   {}, "counted per ?u");
   EXPECT_EQ(rows.size(), 40u);
   EXPECT_EQ(rows.count("\"User 3\" 75 "), 1u);
 }
@@ -210,8 +210,7 @@ TEST_F(PassesTest, PassThrough) {
   // Mutual recursion: the ancestors at an even distance.
   const std::string even =
       "[:find ?n :in $ % ?start :where [?s :n/name ?start] (even ?s ?a) [?a :n/name ?n]]";
-  EXPECT_EQ(Differential("pass_through", even, o, "over the bound values it reaches").size(),
-            75u);
+  EXPECT_EQ(Differential("pass_through", even, o, "over the bound values it reaches").size(), 75u);
   // The start found by a clause (sideways information passing), also with both ends free.
   EXPECT_EQ(Differential("seed_recursion", anc, o, "found by other clauses").size(), 150u);
   QueryOptions rules_only;
@@ -232,15 +231,38 @@ TEST_F(PassesTest, PassThrough) {
   EXPECT_EQ(Rows(*a), Rows(*b));
 }
 
+TEST_F(PassesTest, ExplainAnalyzeCountsTheRowsAfterEachStep) {
+  QueryOptions o;
+  o.analyze = true;
+  auto plan = store_->q_explain(
+      "[:find ?t :where [?i :i/title ?t] [?i :i/owner ?u] [?u :u/email \"u3\"]]", o);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  // The user (1 row), the user's 75 issues, their titles (75).
+  EXPECT_NE(plan->find("query: 75 rows in "), std::string::npos) << *plan;
+  EXPECT_NE(plan->find("1. t2  est. 1 rows, actual 1 rows, "), std::string::npos) << *plan;
+  EXPECT_NE(plan->find("2. t1  est. "), std::string::npos) << *plan;
+  EXPECT_NE(plan->find("3. t0  est. "), std::string::npos) << *plan;
+  size_t n = 0;
+  for (size_t at = plan->find("actual 75 rows, "); at != std::string::npos;
+       at = plan->find("actual 75 rows, ", at + 1))
+    ++n;
+  EXPECT_EQ(n, 2u) << *plan;
+  auto j = options_from_json("[:find ?t :where [?i :i/title ?t]]", R"({"analyze": true})");
+  ASSERT_TRUE(j.ok()) << j.status().ToString();
+  EXPECT_TRUE(j->analyze);
+  // Without it, explain does not run the query.
+  auto quiet = store_->q_explain("[:find ?t :where [?i :i/title ?t]]");
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_EQ(quiet->find("analyze"), std::string::npos);
+}
+
 TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   auto plan = store_->q_explain("[:find ?t :where [?i :i/title ?t]]");
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   size_t at = plan->find("optimizer passes:\n");
   ASSERT_NE(at, std::string::npos) << *plan;
-  for (const char* p :
-       {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order", "recursive_cte",
-        "as_of_probes",
-        "attribute_cache", "entity_sets"}) {
+  for (const char* p : {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order",
+                        "recursive_cte", "as_of_probes", "attribute_cache", "entity_sets"}) {
     size_t next = plan->find(std::string("  ") + p, at);
     EXPECT_NE(next, std::string::npos) << p << " missing or out of order:\n" << *plan;
     at = next;
@@ -249,9 +271,9 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   unplanned.use_planner = false;
   auto off = store_->q_explain("[:find ?t :where [?i :i/title ?t]]", unplanned);
   ASSERT_TRUE(off.ok());
-  for (const char* p : {"seed_recursion: off", "pass_through: off", "agg_pushdown: off",
-                        "or_joins: off", "join_order: off",
-                        "recursive_cte: off", "as_of_probes: off", "entity_sets: off"})
+  for (const char* p :
+       {"seed_recursion: off", "pass_through: off", "agg_pushdown: off", "or_joins: off",
+        "join_order: off", "recursive_cte: off", "as_of_probes: off", "entity_sets: off"})
     EXPECT_NE(off->find(p), std::string::npos) << p << "\n" << *off;
   EXPECT_NE(off->find("attribute_cache: no change"), std::string::npos) << *off;
 }

@@ -162,6 +162,7 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   ctx->timeout_ms = o.timeout_ms;
   ctx->stop = o.interrupted;
   ctx->use_planner = o.use_planner;
+  ctx->analyze = o.analyze;
   MENTAT_RETURN_IF_ERROR(query::CheckPassNames(o.disabled_passes));
   ctx->disabled_passes = o.disabled_passes;
   std::sort(ctx->disabled_passes.begin(), ctx->disabled_passes.end());

@@ -7,9 +7,12 @@ namespace mentat {
 nlohmann::json EdnToJson(const edn::Value& v) {
   using edn::Kind;
   switch (v.kind()) {
-    case Kind::kNil: return nullptr;
-    case Kind::kBool: return v.as_bool();
-    case Kind::kInt: return v.as_int();
+    case Kind::kNil:
+      return nullptr;
+    case Kind::kBool:
+      return v.as_bool();
+    case Kind::kInt:
+      return v.as_int();
     case Kind::kFloat: {
       double d = v.as_double();
       if (!std::isfinite(d)) return nullptr;
@@ -17,15 +20,20 @@ nlohmann::json EdnToJson(const edn::Value& v) {
     }
     case Kind::kBigInt:
     case Kind::kBigDec:
-    case Kind::kString: return v.str();
+    case Kind::kString:
+      return v.str();
     case Kind::kChar: {
       std::string s = edn::Print(v);
       return s.size() > 1 ? s.substr(1) : s;
     }
-    case Kind::kKeyword: return ":" + v.str();
-    case Kind::kSymbol: return v.str();
-    case Kind::kInst: return edn::FormatInstant(v.as_inst_micros());
-    case Kind::kUuid: return edn::FormatUuid(v.as_uuid());
+    case Kind::kKeyword:
+      return ":" + v.str();
+    case Kind::kSymbol:
+      return v.str();
+    case Kind::kInst:
+      return edn::FormatInstant(v.as_inst_micros());
+    case Kind::kUuid:
+      return edn::FormatUuid(v.as_uuid());
     case Kind::kBytes: {
       static const char* kHex = "0123456789abcdef";
       std::string out;

@@ -4,19 +4,32 @@ namespace mentat {
 
 const char* CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "ok";
-    case Code::kInvalidArgument: return "invalid argument";
-    case Code::kParse: return "parse error";
-    case Code::kNotFound: return "not found";
-    case Code::kSchema: return "schema error";
-    case Code::kConflict: return "conflict";
-    case Code::kCasMismatch: return "cas mismatch";
-    case Code::kBusy: return "busy";
-    case Code::kInterrupted: return "interrupted";
-    case Code::kIo: return "i/o error";
-    case Code::kCorrupt: return "corrupt";
-    case Code::kUnsupported: return "unsupported";
-    case Code::kInternal: return "internal error";
+    case Code::kOk:
+      return "ok";
+    case Code::kInvalidArgument:
+      return "invalid argument";
+    case Code::kParse:
+      return "parse error";
+    case Code::kNotFound:
+      return "not found";
+    case Code::kSchema:
+      return "schema error";
+    case Code::kConflict:
+      return "conflict";
+    case Code::kCasMismatch:
+      return "cas mismatch";
+    case Code::kBusy:
+      return "busy";
+    case Code::kInterrupted:
+      return "interrupted";
+    case Code::kIo:
+      return "i/o error";
+    case Code::kCorrupt:
+      return "corrupt";
+    case Code::kUnsupported:
+      return "unsupported";
+    case Code::kInternal:
+      return "internal error";
   }
   return "unknown";
 }

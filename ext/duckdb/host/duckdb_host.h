@@ -9,8 +9,8 @@
 // ".0" on whole numbers, "YYYY-MM-DD HH:MM:SS[.f]" timestamps, canonical UUIDs, BLOBs
 // with \xHH escapes; other types as "<TYPE>": CAST them in SQL), with each column's
 // DuckDB type name, so tests can assert both. Results are read chunk by chunk through
-// the C API (duckdb_fetch_chunk), never through its deprecated value accessors. Thread safety: a DuckHost may be shared; each
-// thread uses its own Connection.
+// the C API (duckdb_fetch_chunk), never through its deprecated value accessors. Thread safety: a
+// DuckHost may be shared; each thread uses its own Connection.
 #pragma once
 
 #include <memory>
