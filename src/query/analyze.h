@@ -166,6 +166,10 @@ std::set<std::string> RecursiveRules(const RuleSet& rules);
 // Column types of the rule relations from their clauses; true when they changed from
 // env->rule_types (which is updated; compile again then).
 Result<bool> SettleRuleTypes(AnalyzeEnv* env);
+// The clause [(fn arg) var]: a generated `ground` of a constant or `identity` of a
+// variable that binds `var` (rule expansion and the demand rewrites).
+Clause BindingClause(const std::string& fn, const Term& arg, const std::string& var,
+                     const edn::Value& form);
 // Groups rule relations into strata (dependencies first); checks stratified negation.
 Status BuildStrata(Compiled* out);
 
@@ -266,8 +270,11 @@ class Analyzer {
   // `all_bound`: every variable is bound already (filter_ok, see compile.h).
   Result<bool> OrComposite(const Clause& c, Scope* s, const std::vector<std::string>& join,
                            bool all_bound);
+  // The scope of an `or` branch: spliced into the enclosing block's arms, an EXISTS test,
+  // or a self-contained UNION subquery (OrGenerator).
+  enum class BranchKind : uint8_t { kSpliced, kExists, kUnion };
   Scope BranchScope(Scope* s, int block, const std::vector<std::string>& join,
-                    const std::string& src, bool spliced);
+                    const std::string& src, BranchKind kind);
   // Bound before any item of the scope's own block (constant, input, enclosing block).
   bool BoundOutside(const Scope& s, const std::string& v) const;
   int ArmCount(int block) const;

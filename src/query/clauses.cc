@@ -129,18 +129,23 @@ bool Analyzer::BoundOutside(const Scope& s, const std::string& v) const {
 }
 
 Analyzer::Scope Analyzer::BranchScope(Scope* s, int block, const std::vector<std::string>& join,
-                                      const std::string& src, bool spliced) {
+                                      const std::string& src, BranchKind kind) {
   Scope sub;
   sub.block = block;
   sub.parent = s;
-  sub.correlated = true;
+  sub.correlated = kind != BranchKind::kUnion;
   sub.import = std::set<std::string>(join.begin(), join.end());
   sub.src = src;
   // A spliced branch sees as bound on entry only what is bound outside the enclosing
-  // block; the planner adds the variables of the items it places before the composite.
-  for (const auto& v : join)
-    if (spliced ? BoundOutside(*s, v) : Lookup(*s, v) != nullptr)
-      unit_->blocks[block].bound_on_entry.insert(v);
+  // block (the planner adds the variables of the items it places before the composite);
+  // an EXISTS test everything bound; a self-contained UNION only constants and inputs.
+  for (const auto& v : join) {
+    const VarBind* vb = Lookup(*s, v);
+    bool entry = kind == BranchKind::kSpliced  ? BoundOutside(*s, v)
+                 : kind == BranchKind::kExists ? vb != nullptr
+                                               : vb && vb->deps.empty();
+    if (entry) unit_->blocks[block].bound_on_entry.insert(v);
+  }
   return sub;
 }
 
@@ -149,7 +154,7 @@ Status Analyzer::OrExists(const Clause& c, Scope* s, const std::vector<std::stri
   std::string expr;
   for (const Clause& branch : c.body) {
     int block = NewBlock(true);
-    Scope sub = BranchScope(s, block, join, src, false);
+    Scope sub = BranchScope(s, block, join, src, BranchKind::kExists);
     MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &sub));
     FinishBlock(sub);
     expr += (expr.empty() ? "" : " OR ") + std::string("EXISTS ") + ExistsOf(block);
@@ -180,7 +185,7 @@ Result<bool> Analyzer::OrComposite(const Clause& c, Scope* s, const std::vector<
   int arms = 0;
   for (const Clause& branch : c.body) {
     int block = NewBlock(true);
-    subs.push_back(BranchScope(s, block, join, src, true));
+    subs.push_back(BranchScope(s, block, join, src, BranchKind::kSpliced));
     MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &subs.back()));
     FinishBlock(subs.back());
     arms += ArmCount(block);
@@ -285,15 +290,7 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
   std::vector<Scope> subs;
   for (size_t b = 0; b < c.body.size(); ++b) {
     int block = NewBlock(false);
-    Scope sub;
-    sub.block = block;
-    sub.parent = s;
-    sub.correlated = false;
-    sub.import = std::set<std::string>(join.begin(), join.end());
-    sub.src = src;
-    for (const auto& v : join)
-      if (const VarBind* vb = Lookup(*s, v); vb && vb->deps.empty())
-        unit_->blocks[block].bound_on_entry.insert(v);
+    Scope sub = BranchScope(s, block, join, src, BranchKind::kUnion);
     MENTAT_RETURN_IF_ERROR(OrBranch(c.body[b], join, &sub));
     FinishBlock(sub);
     for (const auto& v : join) {
@@ -378,15 +375,7 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
     // Constants and blanks become fresh variables (grounded for constants).
     std::string fresh = "?__c" + std::to_string(fresh_++);
     if (t.is_const()) {
-      Clause g;
-      g.kind = Clause::Kind::kFn;
-      g.form = call.form;
-      g.fn = "ground";
-      g.args.push_back(t);
-      g.binding.kind = BindingForm::Kind::kScalar;
-      g.binding.vars.push_back(fresh);
-      g.binding.form = call.form;
-      grounds.push_back(g);
+      grounds.push_back(BindingClause("ground", t, fresh, call.form));
       out.join_vars.push_back(fresh);
     }
     t = Term::Var(fresh);
@@ -397,15 +386,7 @@ Result<Clause> Analyzer::ExpandRule(const Clause& call, const Scope& s) {
     for (size_t i = 0; i < def.params.size(); ++i) {
       auto [it, fresh_param] = rename.emplace(def.params[i], args[i].name);
       if (fresh_param || it->second == args[i].name) continue;
-      Clause u;
-      u.kind = Clause::Kind::kFn;
-      u.form = def.form;
-      u.fn = "identity";
-      u.args.push_back(Term::Var(it->second));
-      u.binding.kind = BindingForm::Kind::kScalar;
-      u.binding.vars.push_back(args[i].name);
-      u.binding.form = def.form;
-      unify.push_back(std::move(u));
+      unify.push_back(BindingClause("identity", Term::Var(it->second), args[i].name, def.form));
     }
     int tag = fresh_++;
     std::function<void(Clause&)> fix = [&](Clause& c) {

@@ -77,6 +77,19 @@ std::vector<size_t> SccCalls(const Clauses& body, const std::set<std::string>& s
 
 }  // namespace
 
+Clause BindingClause(const std::string& fn, const Term& arg, const std::string& var,
+                     const edn::Value& form) {
+  Clause c;
+  c.kind = Clause::Kind::kFn;
+  c.form = form;
+  c.fn = fn;
+  c.args.push_back(arg);
+  c.binding.kind = BindingForm::Kind::kScalar;
+  c.binding.vars.push_back(var);
+  c.binding.form = form;
+  return c;
+}
+
 std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRewrite(
     const std::string& name, const std::vector<int>& bound, const std::vector<SeedVal>& seed,
     const Clauses* seed_body, const std::vector<std::string>& seed_vars) {
@@ -240,30 +253,14 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
         if (std::find(m.params.begin(), m.params.end(), q.name) != m.params.end()) {
           // The same variable twice in the call's bound places: a fresh one, unified.
           std::string v = "?__g" + std::to_string(fresh++);
-          Clause u;
-          u.kind = Clause::Kind::kFn;
-          u.form = d.form;
-          u.fn = "identity";
-          u.args.push_back(q);
-          u.binding.kind = BindingForm::Kind::kScalar;
-          u.binding.vars.push_back(v);
-          u.binding.form = d.form;
-          m.body.push_back(std::move(u));
+          m.body.push_back(BindingClause("identity", q, v, d.form));
           m.params.push_back(v);
         } else {
           m.params.push_back(q.name);
         }
       } else if (q.is_const()) {
         std::string v = "?__g" + std::to_string(fresh++);
-        Clause g;
-        g.kind = Clause::Kind::kFn;
-        g.form = d.form;
-        g.fn = "ground";
-        g.args.push_back(q);
-        g.binding.kind = BindingForm::Kind::kScalar;
-        g.binding.vars.push_back(v);
-        g.binding.form = d.form;
-        m.body.push_back(std::move(g));
+        m.body.push_back(BindingClause("ground", q, v, d.form));
         m.params.push_back(v);
       } else {
         return std::nullopt;  // a blank: nothing to hand on
@@ -431,15 +428,7 @@ std::optional<std::string> Analyzer::DemandRewrite(const std::string& name,
           m.params.push_back(q.name);
         } else if (q.is_const()) {
           std::string v = "?__g" + std::to_string(fresh++);
-          Clause g;
-          g.kind = Clause::Kind::kFn;
-          g.form = d.form;
-          g.fn = "ground";
-          g.args.push_back(q);
-          g.binding.kind = BindingForm::Kind::kScalar;
-          g.binding.vars.push_back(v);
-          g.binding.form = d.form;
-          m.body.push_back(std::move(g));
+          m.body.push_back(BindingClause("ground", q, v, d.form));
           m.params.push_back(v);
         } else {
           return std::nullopt;
