@@ -77,6 +77,24 @@ std::vector<size_t> SccCalls(const Clauses& body, const std::set<std::string>& s
 
 }  // namespace
 
+namespace {
+
+// Adds call argument `q` to the head of magic clause `m`: a variable as it is, a constant
+// or a repeated variable as a fresh one, grounded or unified. False for a blank.
+bool HandOn(RuleDef* m, const Term& q, int* fresh) {
+  if (q.is_var() && std::find(m->params.begin(), m->params.end(), q.name) == m->params.end()) {
+    m->params.push_back(q.name);
+    return true;
+  }
+  if (!q.is_var() && !q.is_const()) return false;
+  std::string v = "?__g" + std::to_string((*fresh)++);
+  m->body.push_back(BindingClause(q.is_var() ? "identity" : "ground", q, v, m->form));
+  m->params.push_back(v);
+  return true;
+}
+
+}  // namespace
+
 Clause BindingClause(const std::string& fn, const Term& arg, const std::string& var,
                      const edn::Value& form) {
   Clause c;
@@ -248,24 +266,8 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
     m.body.push_back(Call(magic(rec.head), with_origin(hb), d.form));
     for (size_t i = 0; i < d.body.size(); ++i)
       if (i != rec.call) m.body.push_back(d.body[i]);
-    for (const Term& q : bound_of(call.fn, call.args)) {
-      if (q.is_var()) {
-        if (std::find(m.params.begin(), m.params.end(), q.name) != m.params.end()) {
-          // The same variable twice in the call's bound places: a fresh one, unified.
-          std::string v = "?__g" + std::to_string(fresh++);
-          m.body.push_back(BindingClause("identity", q, v, d.form));
-          m.params.push_back(v);
-        } else {
-          m.params.push_back(q.name);
-        }
-      } else if (q.is_const()) {
-        std::string v = "?__g" + std::to_string(fresh++);
-        m.body.push_back(BindingClause("ground", q, v, d.form));
-        m.params.push_back(v);
-      } else {
-        return std::nullopt;  // a blank: nothing to hand on
-      }
-    }
+    for (const Term& q : bound_of(call.fn, call.args))
+      if (!HandOn(&m, q, &fresh)) return std::nullopt;  // a blank: nothing to hand on
     made[m.name].push_back(std::move(m));
   }
   if (answers.empty()) return std::nullopt;  // no exit clause: nothing is ever derived
@@ -423,16 +425,9 @@ std::optional<std::string> Analyzer::DemandRewrite(const std::string& name,
       for (const Clause& c : prefix) m.body.push_back(renamed(c));
       for (int b : bound) {
         const Term& q = occ.args[static_cast<size_t>(b)];
-        if (q.is_var()) {
-          if (std::find(avail.begin(), avail.end(), q.name) == avail.end()) return std::nullopt;
-          m.params.push_back(q.name);
-        } else if (q.is_const()) {
-          std::string v = "?__g" + std::to_string(fresh++);
-          m.body.push_back(BindingClause("ground", q, v, d.form));
-          m.params.push_back(v);
-        } else {
+        if (q.is_var() && std::find(avail.begin(), avail.end(), q.name) == avail.end())
           return std::nullopt;
-        }
+        if (!HandOn(&m, q, &fresh)) return std::nullopt;
       }
       magic_defs.push_back(std::move(m));
     }
