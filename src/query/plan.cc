@@ -403,7 +403,7 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
       if (item.kind != Item::Kind::kPattern || item.as_of_param.empty() ||
           item.variants.size() != 2 || item.use_collapsed || !item.index_hint.empty() ||
           item.variants[0].table != "datoms" || item.variants[1].table != "history" || p.attr < 0 ||
-          p.e != PlanInfo::Pos::kVar || p.v == PlanInfo::Pos::kConst)
+          p.e != PlanInfo::Pos::kVar)
         continue;
       const Attribute* attr = schema.attribute(p.attr);
       if (!attr || attr->many) continue;
@@ -422,7 +422,13 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
           " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a + " AND " + s + ".tx <= " + t;
       const Expr v = "(SELECT " + s + ".v FROM datoms AS " + s + where + " UNION ALL SELECT " + s +
                      ".v FROM history AS " + s + where + " AND " + s + ".rtx > " + t + ")";
-      Variant probe{"", {v + " IS NOT NULL"}, {{"e", e}, {"a", a}, {"v", v}}, -1};
+      // A constant value is compared with the probe by the pattern's own condition on v
+      // (which no NULL passes); a variable needs the row dropped when nothing holds at t.
+      Variant probe{"",
+                    p.v == PlanInfo::Pos::kConst ? std::vector<Expr>{}
+                                                 : std::vector<Expr>{v + " IS NOT NULL"},
+                    {{"e", e}, {"a", a}, {"v", v}},
+                    -1};
       probe.cols["ix"] = "NULL";
       probe.cols["added"] = "1";
       probe.cols["tx"] = "NULL";

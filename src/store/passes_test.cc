@@ -136,6 +136,14 @@ TEST_F(PassesTest, AsOfProbes) {
   Differential("as_of_probes",
                "[:find ?i ?s :where [?u :u/email \"u5\"] [?i :i/owner ?u] [?i :i/state ?s]]", o,
                "its value at t as a scalar subquery");
+  // A constant value: the probe compared with it (the issues open at t, some closed since).
+  auto open_then = Differential(
+      "as_of_probes", "[:find ?i :where [?u :u/email \"u5\"] [?i :i/owner ?u] [?i :i/state :open]]",
+      o, "its value at t as a scalar subquery");
+  auto open_now =
+      store_->q("[:find ?i :where [?u :u/email \"u5\"] [?i :i/owner ?u] [?i :i/state :open]]");
+  ASSERT_TRUE(open_now.ok());
+  EXPECT_GT(open_then.size(), open_now->rows.size());
 }
 
 TEST_F(PassesTest, AttributeCache) {
