@@ -11,6 +11,7 @@ namespace mentat::query {
 
 namespace {
 
+constexpr size_t kMaxCteSelects = 400;  // SELECTs of one WITH RECURSIVE statement
 const std::set<std::string> kSqlAggs = {"count", "count-distinct", "sum", "avg", "min", "max"};
 const std::set<std::string> kAggs = {
     "count",  "count-distinct", "sum",    "avg",      "min",    "max",
@@ -590,6 +591,19 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                      : 1000;
       PassTarget target{&cu.unit, &env, &out->rels, true, nullptr};
       (void)RunPasses(target, env.use_planner, env.disabled_passes);
+    }
+    // SQLite joins at most 500 SELECTs in one compound (SQLITE_MAX_COMPOUND_SELECT's
+    // default): a stratum whose clauses have more arms than kMaxCteSelects runs the loop.
+    for (size_t k = 0; k < out->strata.size(); ++k) {
+      if (!cte[k]) continue;
+      size_t selects = 0;
+      for (int u : out->strata[k].units)
+        selects += static_cast<size_t>(CountArms(out->rule_units[static_cast<size_t>(u)].unit, 0));
+      for (int r : out->strata[k].rule_rels) selects += out->rule_rels[r].magic ? 1 : 0;
+      if (selects > kMaxCteSelects) cte[k] = false;
+    }
+    for (RuleClauseUnit& cu : out->rule_units) {
+      int stratum = out->rule_rels[cu.head_rel].stratum;
       SelectSpec spec;
       if (cte[stratum]) {
         // A SELECT of the statement: (its relation, its columns, NULL up to the width);
