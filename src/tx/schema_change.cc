@@ -135,6 +135,11 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
                             ": a name starting with '_' reads as a reverse reference (:" +
                             std::string(now->ident.substr(0, now->ident.size() - local.size())) +
                             std::string(local.substr(1)) + " backwards)");
+    // A component is an entity the attribute's value refers to (Datomic refuses it on
+    // another type): retractEntity and pull follow it.
+    if (now->component && now->type != ValueType::kRef)
+      return Status::Schema(":db/isComponent needs a ref attribute, " + name + " is :" +
+                            ValueTypeIdent(now->type));
     if (now->fulltext && now->type != ValueType::kString)
       return Status::Schema(":db/fulltext needs a string attribute, " + name + " is " +
                             ValueTypeIdent(now->type));
