@@ -138,8 +138,8 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     // A component is an entity the attribute's value refers to (Datomic refuses it on
     // another type): retractEntity and pull follow it.
     if (now->component && now->type != ValueType::kRef)
-      return Status::Schema(":db/isComponent needs a ref attribute, " + name + " is :" +
-                            ValueTypeIdent(now->type));
+      return Status::Schema(":db/isComponent needs a ref attribute, " + name +
+                            " is :" + ValueTypeIdent(now->type));
     if (now->fulltext && now->type != ValueType::kString)
       return Status::Schema(":db/fulltext needs a string attribute, " + name + " is " +
                             ValueTypeIdent(now->type));
