@@ -96,8 +96,10 @@ TEST_F(EngineTest, TimeoutFromQueryAndOptions) {
 }
 
 TEST_F(EngineTest, RecursiveRuleOnALongChainIsInterruptible) {
-  Tx(R"([{:db/ident :node/next :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}])");
-  std::string tx = "[";
+  Tx(R"([{:db/ident :node/next :db/valueType :db.type/ref :db/cardinality :db.cardinality/one}
+         {:db/ident :node/end :db/valueType :db.type/boolean :db/cardinality :db.cardinality/one}])");
+  // The last node has a datom of its own (a tempid used only as a value names nothing).
+  std::string tx = "[{:db/id \"n400\" :node/end true}";
   for (int i = 0; i < 400; ++i)
     tx += "{:db/id \"n" + std::to_string(i) + "\" :node/next \"n" + std::to_string(i + 1) + "\"}";
   Tx(tx + "]");

@@ -273,6 +273,29 @@ class Resolver {
         if (a != b) parent_[b] = a;
       }
     }
+    // A new entity needs a datom of its own: a tempid that no assertion has as its entity
+    // (one used only as a value, or only retracted) names nothing (Datomic:
+    // :db.error/tempid-not-an-entity), also through the tempids it unifies with.
+    std::unordered_set<std::string> asserted;
+    for (const auto& t : terms)
+      if (t.op == Term::Op::kAdd && t.e.kind == EntityPlace::Kind::kTempid)
+        asserted.insert(Find(t.e.name));
+    for (const auto& name : order) {
+      if (asserted.count(Find(name))) continue;
+      for (const auto& t : terms)
+        if (t.e.kind == EntityPlace::Kind::kTempid && t.e.name == name)
+          return Status::InvalidArgument(
+              ":db.error/tempid-not-an-entity: tempid \"" + name +
+              "\" is retracted but never asserted, so it names no entity, in " + Describe(t));
+      for (const auto& t : terms)
+        if ((t.v_is_ref && t.v_ref.kind == EntityPlace::Kind::kTempid && t.v_ref.name == name) ||
+            (t.old_is_ref && t.old_ref.kind == EntityPlace::Kind::kTempid &&
+             t.old_ref.name == name))
+          return Status::InvalidArgument(
+              ":db.error/tempid-not-an-entity: tempid \"" + name +
+              "\" is used only as a value; a new entity needs a datom of its own, in " +
+              Describe(t));
+    }
     for (const auto& name : order) {
       std::string root = Find(name);
       auto it = out_->tempids.find(root);
