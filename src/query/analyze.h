@@ -143,7 +143,8 @@ struct AnalyzeEnv {
   std::vector<std::string> disabled_passes;  // ExecContext::disabled_passes (passes.h)
   bool pass_through = true;                  // the pass_through rule rewrite (demand.cc)
   bool seed_recursion = true;                // the seed_recursion rewrite (demand.cc)
-  std::vector<std::string> rewrites;         // what it rewrote, for explain
+  // What the analysis-time passes rewrote, for explain: (pass name, line).
+  std::vector<std::pair<std::string, std::string>> rewrites;
   Compiled* out = nullptr;
 
   // The demand rewrite (demand.cc): generated rules, and per magic rule its adorned rule,

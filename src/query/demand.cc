@@ -293,9 +293,10 @@ std::optional<std::pair<std::string, std::vector<int>>> Analyzer::PassThroughRew
   std::string members;
   for (const auto& r : scc)
     if (frees.count(r)) members += (members.empty() ? "" : ", ") + magic(r);
-  env_->rewrites.push_back("(" + name + " ...) with bound arguments" +
-                           (seed_body ? std::string(" found by other clauses") : "") + ": " +
-                           answer + " over the bound values it reaches (" + members + ")");
+  env_->rewrites.push_back({seed_body ? "seed_recursion" : "pass_through",
+                            "(" + name + " ...) with bound arguments" +
+                                (seed_body ? std::string(" found by other clauses") : "") + ": " +
+                                answer + " over the bound values it reaches (" + members + ")"});
   return std::make_pair(answer, frees[name]);
 }
 
@@ -446,9 +447,13 @@ std::optional<std::string> Analyzer::DemandRewrite(const std::string& name,
   env_->recursive.insert(adorned);
   env_->recursive.insert(magic);
   if (!seed_body) env_->demand[magic] = AnalyzeEnv::Demand{adorned, bound, seed};
-  env_->rewrites.push_back("(" + name + " ...) with bound arguments" +
-                           (seed_body ? std::string(" found by other clauses") : "") + ": " +
-                           adorned + " derives what the call can use (magic " + magic + ")");
+  // The demand rewrite itself is no pass of the list; seeded by clauses it is seed_recursion's.
+  if (seed_body)
+    env_->rewrites.push_back(
+        {"seed_recursion", "(" + name +
+                               " ...) with bound arguments found by other "
+                               "clauses: " +
+                               adorned + " derives what the call can use (magic " + magic + ")"});
   return adorned;
 }
 

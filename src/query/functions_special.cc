@@ -306,9 +306,9 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       return ClauseError(Code::kInvalidArgument, c.form,
                          "expected [(get-some $ ?e :attr...) [?attr ?v]]");
     std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
-    MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
+    MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
     MENTAT_ASSIGN_OR_RETURN(VarBind e, ArgBind(*s, c.args[1], VT::kRef, c.form));
-    std::string in, order;
+    std::vector<Entid> attrs;
     std::optional<VT> common;
     bool same = true;
     for (size_t i = 2; i < c.args.size(); ++i) {
@@ -324,35 +324,29 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       VT t = FromValueType(a->type);
       if (common && *common != t) same = false;
       common = t;
-      in += (i > 2 ? ", " : "") + IntLit(a->id);
-      order += " WHEN " + IntLit(a->id) + " THEN " + std::to_string(i);
+      attrs.push_back(a->id);
     }
     // A join with the entity's datom of the first of the attributes it has: one datom per
     // row, each column read once (not a scalar subquery per use of ?a and ?v).
-    (void)order;
-    MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
     std::string view = ViewTable(src, false);
     int id = ViewItem(src, shape, c.form, s);
     Item& item = unit_->items[id];
     item.kind = Item::Kind::kOther;
     item.conds.push_back(Col(id, "e") + " = " + e.sql);
-    item.conds.push_back(Col(id, "a") + " IN (" + in + ")");
-    std::string first;
-    for (size_t i = 2; i < c.args.size(); ++i) {
-      Entid a = env_->schema->attribute(c.args[i].value.str())->id;
-      std::string earlier;
-      for (size_t j = 2; j < i; ++j)
-        earlier += (j > 2 ? ", " : "") + IntLit(env_->schema->attribute(c.args[j].value.str())->id);
-      first += (first.empty() ? "" : " OR ") + std::string("(") + Col(id, "a") + " = " + IntLit(a) +
-               (earlier.empty() ? ""
-                                : " AND NOT EXISTS (SELECT 1 FROM " + view + " AS g WHERE g.e = " +
-                                      e.sql + " AND g.a IN (" + earlier + "))") +
+    // Its attribute is one of them, and the entity has none of those before it.
+    std::string in, first;
+    for (Entid a : attrs) {
+      first += (first.empty() ? "(" : " OR (") + Col(id, "a") + " = " + IntLit(a) +
+               (in.empty() ? ""
+                           : " AND NOT EXISTS (SELECT 1 FROM " + view +
+                                 " AS g WHERE g.e = " + e.sql + " AND g.a IN (" + in + "))") +
                ")";
+      in += (in.empty() ? "" : ", ") + IntLit(a);
     }
+    item.conds.push_back(Col(id, "a") + " IN (" + in + ")");
     item.conds.push_back("(" + first + ")");
     item.plan.fixed_rows = 1;
-    for (const Term& t : {c.args[1]})
-      if (t.is_var()) item.plan.needs.push_back(t.name);
+    if (c.args[1].is_var()) item.plan.needs.push_back(c.args[1].name);
     for (int d : e.deps) item.plan.after.push_back(d);
     VarBind attr = ViewColumn(id, "a", VT::kRef);
     VarBind val = ViewColumn(id, "v", same ? *common : VT::kDynamic);

@@ -100,8 +100,9 @@ void EntitySets(PassTarget& t, bool, std::vector<std::string>* changes) {
                        std::to_string(t.unit->items[id].set_for));
 }
 
-// Runs during analysis (demand.cc), where rule calls are expanded; reported from there.
-void PassThrough(PassTarget&, bool, std::vector<std::string>*) {}
+// Runs during analysis (demand.cc), where rule calls are expanded, which records what it
+// did (AnalyzeEnv::rewrites).
+void RunsInAnalysis(PassTarget&, bool, std::vector<std::string>*) {}
 
 // Runs where the rule clauses are compiled (compile.cc), which reports what it did.
 void RunsInCompile(PassTarget&, bool, std::vector<std::string>*) {}
@@ -120,11 +121,11 @@ const std::vector<Pass>& OptimizerPasses() {
       {"seed_recursion",
        "a recursive call whose argument other clauses find is seeded with what they find "
        "(off: the whole relation bottom-up)",
-       true, false, PassThrough},
+       true, false, RunsInAnalysis},
       {"pass_through",
        "a right-linear recursive call with bound arguments derives only the bound values it "
        "reaches (off: the demand rewrite)",
-       true, false, PassThrough},
+       true, false, RunsInAnalysis},
       {"agg_pushdown",
        "a count of the entities of one cardinality-one pattern counted per value before the "
        "join, then summed (off: the join, then the count)",
@@ -180,14 +181,10 @@ std::vector<PassReport> RunPasses(PassTarget& t, bool use_planner,
     PassReport r;
     r.name = p.name;
     r.ran = PassEnabled(p.name, use_planner, disabled);
-    if (p.run == PassThrough || p.run == RunsInCompile) {
-      if (r.ran && p.run == PassThrough)
-        for (const auto& line : t.env->rewrites)
-          if (std::string(p.name) == "seed_recursion"
-                  ? line.find(" found by other clauses") != std::string::npos
-                  : line.find(" found by other clauses") == std::string::npos &&
-                        line.find("over the bound values it reaches") != std::string::npos)
-            r.changes.push_back(line);
+    if (p.run == RunsInAnalysis || p.run == RunsInCompile) {
+      if (r.ran && p.run == RunsInAnalysis)
+        for (const auto& [pass, line] : t.env->rewrites)
+          if (pass == p.name) r.changes.push_back(line);
       out.push_back(std::move(r));
       continue;
     }
