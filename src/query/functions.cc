@@ -392,7 +392,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
     if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
       return ClauseError(Code::kSchema, c.form, "type mismatch: " + c.fn + " expects a string");
-    std::string f = fn == "lower-case" ? "lower" : (fn == "upper-case" ? "upper" : "trim");
+    std::string f =
+        fn == "lower-case" ? "mentat_lower" : (fn == "upper-case" ? "mentat_upper" : "trim");
     return result(f + "(" + xs[0].sql + ")", VT::kString, xs, false);
   }
   if (fn == "count") {

@@ -208,6 +208,10 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
   std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
   MENTAT_ASSIGN_OR_RETURN(ViewShape shape, SourceShape(src, c.form));
   MENTAT_ASSIGN_OR_RETURN(VarBind q, ArgBind(*s, c.args[2], VT::kString, c.form));
+  if (IsStatic(q.type) && q.type != VT::kString)
+    return ClauseError(
+        Code::kSchema, c.form,
+        std::string("type mismatch: fulltext searches for a string, got a ") + VTName(q.type));
   int f = NewItem(Item::Kind::kFts, c.form, s);
   {
     Item& item = unit_->items[f];

@@ -12,6 +12,7 @@
 #include "mentat/edn.h"
 #include "mentat/status.h"
 #include "storage/sqlite_api.h"
+#include "util/case.h"
 #include "util/regex.h"
 
 namespace mentat::query {
@@ -150,6 +151,16 @@ void SubsFn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   ResultString(ctx, s.substr(b, e - b));
 }
 
+// upper-case / lower-case: full Unicode mappings (util/case.h); SQLite's upper() and
+// lower() change ASCII only.
+template <bool kUpper>
+void CaseFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return sqlite3_result_null(ctx);
+  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[0])),
+                     static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  ResultString(ctx, kUpper ? text::UpperCase(s) : text::LowerCase(s));
+}
+
 using RegexPtr = std::shared_ptr<const regex::Regex>;
 
 void DeleteRegex(void* p) { delete static_cast<RegexPtr*>(p); }
@@ -280,6 +291,7 @@ Status RegisterFunctions(sqlite3* db) {
       {"mentat_fmt_uuid", 1, FmtUuidFn}, {"mentat_div", 2, DivFn},
       {"mentat_subs", 2, SubsFn},        {"mentat_subs", 3, SubsFn},
       {"mentat_re_find", 2, ReFindFn},   {"mentat_re_matches", 2, ReMatchesFn},
+      {"mentat_upper", 1, CaseFn<true>}, {"mentat_lower", 1, CaseFn<false>},
   };
   for (const Fn& f : kFns) {
     int rc = sqlite3_create_function_v2(db, f.name, f.argc,

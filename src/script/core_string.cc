@@ -10,6 +10,7 @@
 
 #include "script/core.h"
 #include "script/print.h"
+#include "util/case.h"
 #include "util/regex.h"
 
 namespace mentat::script {
@@ -105,13 +106,6 @@ size_t Find(const std::string& t, const std::string& x, size_t from) {
       return std::string::npos;
     }
   }
-}
-
-std::string MapAscii(std::string s, int (*f)(int)) {
-  for (char& c : s) {
-    if (static_cast<unsigned char>(c) < 0x80) c = static_cast<char>(f(c));
-  }
-  return s;
 }
 
 bool IsSpace(char c) {
@@ -350,22 +344,19 @@ void RegisterString(Interp& in) {
   in.DefNative(
       "clojure.string/upper-case",
       [](Interp&, Args a, size_t, const FnObj& s) {
-        return Val::String(MapAscii(StrArg(s, a[0]), ::toupper));
+        return Val::String(text::UpperCase(StrArg(s, a[0])));
       },
       1, 1, false);
   in.DefNative(
       "clojure.string/lower-case",
       [](Interp&, Args a, size_t, const FnObj& s) {
-        return Val::String(MapAscii(StrArg(s, a[0]), ::tolower));
+        return Val::String(text::LowerCase(StrArg(s, a[0])));
       },
       1, 1, false);
   in.DefNative(
       "clojure.string/capitalize",
       [](Interp&, Args a, size_t, const FnObj& s) {
-        std::string t = MapAscii(StrArg(s, a[0]), ::tolower);
-        if (!t.empty() && static_cast<unsigned char>(t[0]) < 0x80)
-          t[0] = static_cast<char>(::toupper(t[0]));
-        return Val::String(std::move(t));
+        return Val::String(text::Capitalize(StrArg(s, a[0])));
       },
       1, 1, false);
   in.DefNative(

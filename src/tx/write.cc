@@ -88,15 +88,42 @@ Status MoveAttributeIndex(storage::Connection* c, Entid a, bool value_indexed) {
 
 namespace {
 
+// An attribute that became :db/fulltext has its current values indexed (rebuilt from the
+// datoms, so documents a store may hold from earlier do not count twice); one that
+// stopped being has its documents dropped, so the index only holds fulltext attributes.
+Status ReindexFulltext(storage::Connection* c, Entid a, bool now, bool value_indexed) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto f, c->Cached("INSERT INTO fulltext (fulltext, rowid, text) SELECT 'delete', id, text "
+                        "FROM fulltext_docs WHERE a = ?1"));
+  f->BindInt(1, a);
+  MENTAT_RETURN_IF_ERROR(f->Run());
+  MENTAT_ASSIGN_OR_RETURN(auto d, c->Cached("DELETE FROM fulltext_docs WHERE a = ?1"));
+  d->BindInt(1, a);
+  MENTAT_RETURN_IF_ERROR(d->Run());
+  if (!now) return Status::OK();
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("INSERT INTO fulltext_docs (e, a, text) SELECT e, a, v FROM datoms "
+                        "WHERE a = ?1 AND " +
+                        storage::IndexTerm(value_indexed) + " AND typeof(v) = 'text'"));
+  s->BindInt(1, a);
+  MENTAT_RETURN_IF_ERROR(s->Run());
+  MENTAT_ASSIGN_OR_RETURN(auto x, c->Cached("INSERT INTO fulltext (rowid, text) SELECT id, text "
+                                            "FROM fulltext_docs WHERE a = ?1"));
+  x->BindInt(1, a);
+  return x->Run();
+}
+
 // After a schema change: attributes whose values became indexed (or stopped being) move
-// their datoms between datoms_aevt and datoms_avet. Datoms asserted by this transaction
-// were written for the new schema already.
+// their datoms between datoms_aevt and datoms_avet, and fulltext follows :db/fulltext.
+// Datoms asserted by this transaction were written for the new schema already.
 Status MoveIndexedAttributes(storage::Connection* c, const Schema& before, const Schema& after) {
   for (const auto& [a, attr] : after.attributes()) {
     const Attribute* old = before.attribute(a);
     bool was = old && old->value_indexed();
     if (old && was != attr.value_indexed())
       MENTAT_RETURN_IF_ERROR(MoveAttributeIndex(c, a, attr.value_indexed()));
+    if (old && old->fulltext != attr.fulltext)
+      MENTAT_RETURN_IF_ERROR(ReindexFulltext(c, a, attr.fulltext, attr.value_indexed()));
   }
   return Status::OK();
 }
