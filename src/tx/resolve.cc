@@ -185,36 +185,81 @@ class Resolver {
     }
     if (t.v_ref.kind != EntityPlace::Kind::kTempid)
       return std::optional<DbVal>(DbVal::Int(t.v_ref.id));
-    auto it = out_->tempids.find(t.v_ref.name);
+    auto it = out_->tempids.find(Find(t.v_ref.name));
     if (it != out_->tempids.end()) return std::optional<DbVal>(DbVal::Int(it->second));
     return std::optional<DbVal>();
   }
 
+  // Upserts and unification, iterated to a fixpoint. A tempid asserting an identity value
+  // that an entity holds resolves to it; tempids asserting the same identity value are
+  // one entity, also when the value is itself a tempid (two [:p/owner "x"] assertions
+  // unify once "x" is known to be one entity, and resolving "x" may resolve them). Each
+  // round only merges classes or binds a class to an id, so it ends.
   Status Upsert(const std::vector<Term>& terms) {
-    // Iterate to a fixpoint: resolving one tempid can make another's identity value known.
     bool changed = true;
     while (changed) {
       changed = false;
+      std::unordered_map<std::pair<Entid, DbVal>, std::string, KeyHash> by_value;
+      std::map<std::pair<Entid, std::string>, std::string> by_tempid;
       for (const auto& t : terms) {
         if (t.op != Term::Op::kAdd || t.e.kind != EntityPlace::Kind::kTempid) continue;
         const Attribute* attr = schema_.attribute(t.a);
         if (attr->unique != Unique::kIdentity) continue;
-        MENTAT_ASSIGN_OR_RETURN(auto v, KnownValue(t, *attr));
-        if (!v) continue;
-        MENTAT_ASSIGN_OR_RETURN(auto holder, Holder(t.a, *v));
-        if (!holder) continue;
-        auto it = out_->tempids.find(t.e.name);
-        if (it == out_->tempids.end()) {
-          out_->tempids[t.e.name] = *holder;
-          changed = true;
-        } else if (it->second != *holder) {
-          return ErrorAt(Code::kConflict, FormPos(t),
-                         "conflicting upsert: tempid " + TempidName(t.e) + " resolves to both " +
-                             std::to_string(it->second) + " and " + std::to_string(*holder) +
-                             " (through :" + attr->ident + ") in " + Describe(t));
+        std::optional<DbVal> v;
+        std::string value_class;
+        if (t.v_is_ref && t.v_ref.kind == EntityPlace::Kind::kTempid) {
+          value_class = Find(t.v_ref.name);
+          auto id = out_->tempids.find(value_class);
+          if (id != out_->tempids.end()) v = DbVal::Int(id->second);
+        } else {
+          MENTAT_ASSIGN_OR_RETURN(v, KnownValue(t, *attr));
         }
+        std::string other;
+        if (v) {
+          MENTAT_ASSIGN_OR_RETURN(auto holder, Holder(t.a, *v));
+          if (holder) MENTAT_RETURN_IF_ERROR(Bind(t, *attr, *holder, &changed));
+          auto [it, fresh] = by_value.emplace(std::make_pair(t.a, *v), t.e.name);
+          if (!fresh) other = it->second;
+        } else {
+          auto [it, fresh] = by_tempid.emplace(std::make_pair(t.a, value_class), t.e.name);
+          if (!fresh) other = it->second;
+        }
+        if (!other.empty()) MENTAT_RETURN_IF_ERROR(Union(t, *attr, other, &changed));
       }
     }
+    return Status::OK();
+  }
+
+  // The class of t's tempid resolves to `id`.
+  Status Bind(const Term& t, const Attribute& attr, Entid id, bool* changed) {
+    std::string root = Find(t.e.name);
+    auto it = out_->tempids.find(root);
+    if (it == out_->tempids.end()) {
+      out_->tempids[root] = id;
+      *changed = true;
+      return Status::OK();
+    }
+    if (it->second == id) return Status::OK();
+    return ErrorAt(Code::kConflict, FormPos(t),
+                   "conflicting upsert: tempid " + TempidName(t.e) + " resolves to both " +
+                       std::to_string(it->second) + " and " + std::to_string(id) +
+                       " (through :" + attr.ident + ") in " + Describe(t));
+  }
+
+  // t's tempid and `other` are one entity: their classes merge, keeping an id one has.
+  Status Union(const Term& t, const Attribute& attr, const std::string& other, bool* changed) {
+    std::string a = Find(other), b = Find(t.e.name);
+    if (a == b) return Status::OK();
+    auto ia = out_->tempids.find(a), ib = out_->tempids.find(b);
+    bool has_a = ia != out_->tempids.end(), has_b = ib != out_->tempids.end();
+    if (has_a && has_b && ia->second != ib->second)
+      return ErrorAt(Code::kConflict, FormPos(t),
+                     "conflicting upsert: tempid " + TempidName(t.e) + " resolves to both " +
+                         std::to_string(ib->second) + " and " + std::to_string(ia->second) +
+                         " (through :" + attr.ident + ") in " + Describe(t));
+    if (has_b && !has_a) std::swap(a, b);
+    parent_[b] = a;
+    *changed = true;
     return Status::OK();
   }
 
@@ -242,8 +287,8 @@ class Resolver {
   }
 
   Status Allocate(const std::vector<Term>& terms) {
-    // Unresolved tempids that assert the same identity value are one new entity.
-    std::unordered_map<std::pair<Entid, DbVal>, std::string, KeyHash> owner;
+    // Tempids unified by Upsert share the id of their class (allocated here for a class
+    // that resolved to no existing entity).
     std::vector<std::string> order;
     std::unordered_set<std::string> seen, in_db_part;
     auto note = [&](const EntityPlace& p) {
@@ -256,23 +301,9 @@ class Resolver {
       if (t.v_is_ref) note(t.v_ref);
       if (t.old_is_ref) note(t.old_ref);
     }
-    for (const auto& t : terms) {
-      if (t.op != Term::Op::kAdd || t.e.kind != EntityPlace::Kind::kTempid) continue;
-      if (out_->tempids.count(t.e.name)) continue;
-      if (t.a == ids::kIdent) in_db_part.insert(t.e.name);
-      const Attribute* attr = schema_.attribute(t.a);
-      if (attr->unique != Unique::kIdentity) continue;
-      MENTAT_ASSIGN_OR_RETURN(auto v, KnownValue(t, *attr));
-      if (!v) continue;
-      auto key = std::make_pair(t.a, *v);
-      auto it = owner.find(key);
-      if (it == owner.end()) {
-        owner.emplace(key, t.e.name);
-      } else {
-        std::string a = Find(it->second), b = Find(t.e.name);
-        if (a != b) parent_[b] = a;
-      }
-    }
+    for (const auto& t : terms)
+      if (t.op == Term::Op::kAdd && t.e.kind == EntityPlace::Kind::kTempid && t.a == ids::kIdent)
+        in_db_part.insert(t.e.name);
     // A new entity needs a datom of its own: a tempid that no assertion has as its entity
     // (one used only as a value, or only retracted) names nothing (Datomic:
     // :db.error/tempid-not-an-entity), also through the tempids it unifies with.
