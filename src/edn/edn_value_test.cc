@@ -239,7 +239,12 @@ TEST(EdnValue, CompareTextAndCollections) {
   EXPECT_LT(Compare(Value::String("Z"), Value::String("a")), 0);
   EXPECT_LT(Compare(Value::String("a"), Value::String("ab")), 0);
   EXPECT_LT(Compare(Value::String("z"), Value::String("\xC3\xA9")), 0);
-  EXPECT_LT(Compare(Value::Keyword("a/b"), Value::Keyword("b")), 0);
+  // Keywords and symbols as Clojure's compare: no namespace first, then namespace, then name.
+  EXPECT_LT(Compare(Value::Keyword("b"), Value::Keyword("a/b")), 0);
+  EXPECT_LT(Compare(Value::Keyword("a/b"), Value::Keyword("a-/b")), 0);
+  EXPECT_LT(Compare(Value::Keyword("a/z"), Value::Keyword("b/a")), 0);
+  EXPECT_LT(Compare(Value::Symbol("x/y"), Value::Symbol("x./a")), 0);
+  EXPECT_EQ(Compare(Value::Keyword("a/b"), Value::Keyword("a/b")), 0);
   EXPECT_LT(Compare(Value::Char('a'), Value::Char(0xE9)), 0);
   // Collections compare elementwise, then by size.
   EXPECT_LT(Compare(R("[1 2]"), R("[1 3]")), 0);

@@ -1,6 +1,7 @@
 // Value constructors, ordering, equality and hashing.
 //
-// Ordering groups kinds into ranks (see Rank()); within a rank values compare by content.
+// Ordering groups kinds into ranks (see Rank()); within a rank values compare by content,
+// keywords and symbols by namespace, then name (util/named_order.h).
 // Int and Float share a rank and compare numerically, with ties broken by kind, so
 // Compare(a, b) == 0 exactly when a == b. List and Vector share a rank with no tie-break,
 // which gives Clojure's (= '(1 2) [1 2]). BigInt and BigDec each have their own rank and
@@ -12,6 +13,7 @@
 #include <limits>
 
 #include "mentat/edn.h"
+#include "util/named_order.h"
 
 namespace mentat::edn {
 
@@ -257,7 +259,7 @@ int CmpEntry(const std::pair<Value, Value>& a, const std::pair<Value, Value>& b)
 int CmpWithKeyword(const Value& v, std::string_view kw) {
   int r = Rank(v.kind()), kr = Rank(Kind::kKeyword);
   if (r != kr) return Cmp(r, kr);
-  return CmpText(v.str(), kw);
+  return CompareNamed(v.str(), kw);
 }
 
 uint64_t Mix(uint64_t x) {
@@ -454,9 +456,10 @@ int Compare(const Value& a, const Value& b) {
     }
     case Kind::kChar:
       return Cmp(a.as_char(), b.as_char());
-    case Kind::kString:
     case Kind::kKeyword:
     case Kind::kSymbol:
+      return CompareNamed(a.str(), b.str());
+    case Kind::kString:
     case Kind::kBytes:
       return CmpText(a.str(), b.str());
     case Kind::kList:

@@ -378,6 +378,8 @@ class Executor {
     if (count == 0) return;
     if (s.type != ValueType::kRef) {
       if (s.many) {
+        // SQL orders keywords by their text; EDN's order is by namespace, then name.
+        if (s.type == ValueType::kKeyword) std::sort(values.begin(), values.end());
         edn::Vec out;
         if (take) {
           values.resize(count);
@@ -491,6 +493,8 @@ Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const 
   edn::Vec many;         // the values of a cardinality-many attribute, up to the limit
   bool emitted = false;  // the current attribute already has its entry
   auto flush = [&] {
+    if (cur >= 0 && attr && attr->many && attr->type == ValueType::kKeyword)
+      std::sort(many.begin(), many.end());  // EDN's order: namespace, then name
     if (cur >= 0 && attr && attr->many)
       entries.emplace_back(edn::Value::Keyword(attr->ident), edn::Value::Vector(std::move(many)));
     many = edn::Vec();

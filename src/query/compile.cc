@@ -131,6 +131,60 @@ int FirstCol(const OutCol& oc) {
   return oc.parts.empty() ? 0 : FirstCol(oc.parts[0]);
 }
 
+// The rank edn::Compare gives a value of type t (edn/value.cc Rank): numbers (refs
+// included) share one, so SQLite's numeric order within it is the EDN order.
+int ValueRank(ValueType t) {
+  switch (t) {
+    case ValueType::kBoolean:
+      return 1;
+    case ValueType::kString:
+      return 6;
+    case ValueType::kKeyword:
+      return 7;
+    case ValueType::kInstant:
+      return 12;
+    case ValueType::kUuid:
+      return 13;
+    case ValueType::kBytes:
+      return 14;
+    default:
+      return 2;
+  }
+}
+
+// ORDER BY terms giving result column `oc` the order of edn::Compare, the one total order
+// over values: keywords by namespace then name (COLLATE mentat_named); a value of
+// per-row type (kDynamic) by its type's rank first, then within the rank. `wrapped`
+// says the terms read the columns by name (c0, c1...) from a subquery; otherwise a
+// static column is named by position. Sets *needs_wrap when the terms need names.
+std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, bool wrapped,
+                       bool* needs_wrap) {
+  std::string dir = desc ? " DESC" : "";
+  int col = FirstCol(oc);
+  std::string name = wrapped ? "c" + std::to_string(col) : std::to_string(col + 1);
+  if (oc.type == VT::kKeyword) return name + " COLLATE mentat_named" + dir;
+  if (oc.type != VT::kDynamic || oc.attr_col < 0 || oc.col < 0) return name + dir;
+  *needs_wrap = true;
+  if (!wrapped) return name + dir;
+  std::string a = "c" + std::to_string(oc.attr_col);
+  std::string rank = "(CASE " + a;
+  std::string keywords;
+  for (const auto& [id, attr] : schema.attributes()) {
+    int r = ValueRank(attr.type);
+    if (r != 2) rank += " WHEN " + std::to_string(id) + " THEN " + std::to_string(r);
+    if (attr.type == ValueType::kKeyword)
+      keywords += (keywords.empty() ? "" : ", ") + std::to_string(id);
+  }
+  for (ValueType t : {ValueType::kBoolean, ValueType::kString, ValueType::kKeyword,
+                      ValueType::kInstant, ValueType::kUuid, ValueType::kBytes})
+    rank += " WHEN " + std::to_string(TypeCode(t)) + " THEN " + std::to_string(ValueRank(t));
+  rank += " ELSE 2 END)";
+  keywords += (keywords.empty() ? "" : ", ") + std::to_string(TypeCode(ValueType::kKeyword));
+  std::string is_kw = a + " IN (" + keywords + ")";
+  return rank + dir + ", (CASE WHEN " + is_kw + " THEN NULL ELSE " + name + " END)" + dir +
+         ", (CASE WHEN " + is_kw + " THEN " + name + " END) COLLATE mentat_named" + dir;
+}
+
 }  // namespace
 
 Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scope& top,
@@ -273,6 +327,13 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     if ((f.fn == "min" || f.fn == "max") && (!IsStatic(b->type) || b->type == VT::kBoolean))
       sqlable = false;
     if (!sqlable) cpp = true;
+  }
+  // A value typed per row is selected with its attribute column, which SQL would group
+  // and count apart ("x" of :a/b and "x" of :a/c): such aggregates run over decoded rows.
+  for (const FindElem& f : q.find) {
+    if (!has_agg || f.var.empty()) continue;
+    const VarBind* b = a.Lookup(top, f.var);
+    if (b && (b->type == VT::kDynamic || b->type == VT::kAny)) cpp = true;
   }
   if (has_the) {
     if (minmax != 1)
@@ -441,9 +502,17 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   std::string inner = EmitSelect(out->main, 0, SelectSpec{pr.cols, out->distinct, "", ""}, pin);
   if (!has_agg) {
     std::string order;
+    bool wrap = false;
     for (const auto& [oc, desc] : order_cols)
-      order += (order.empty() ? " ORDER BY " : ", ") + std::to_string(FirstCol(oc) + 1) +
-               (desc ? " DESC" : "");
+      order +=
+          (order.empty() ? " ORDER BY " : ", ") + OrderTerms(oc, desc, *env->schema, false, &wrap);
+    if (wrap) {
+      order.clear();
+      for (const auto& [oc, desc] : order_cols)
+        order +=
+            (order.empty() ? " ORDER BY " : ", ") + OrderTerms(oc, desc, *env->schema, true, &wrap);
+      inner = "SELECT * FROM (" + inner + ")";
+    }
     *sql = inner + order + limit_sql(single);
     return Status::OK();
   }
@@ -459,10 +528,12 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
       continue;
     }
     std::string c = "c" + std::to_string(pe.out.col);
+    // min/max of keywords by namespace, then name (edn::Compare's order).
+    std::string coll = pe.out.type == VT::kKeyword ? " COLLATE mentat_named" : "";
     std::string e = pe.summed                   ? "sum(" + c + ")"
                     : pe.fn == "count"          ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
-                                                : pe.fn + "(" + c + ")";
+                                                : pe.fn + "(" + c + coll + ")";
     VT t = pe.out.type;
     pe.out = OutCol();
     pe.out.col = static_cast<int>(outer.size());
@@ -481,9 +552,13 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     s += " HAVING count(*) > 0";
   }
   std::string order;
-  for (const auto& [idx, desc] : out->order)
+  bool wrap_unused = false;
+  for (const auto& [idx, desc] : out->order) {
+    OutCol oc = out->find[idx].out;
+    if (oc.type == VT::kDynamic) oc.type = VT::kAny;  // grouped: not renamed, SQL's order
     order += (order.empty() ? " ORDER BY " : ", ") +
-             std::to_string(FirstCol(out->find[idx].out) + 1) + (desc ? " DESC" : "");
+             OrderTerms(oc, desc, *env->schema, false, &wrap_unused);
+  }
   *sql = s + order + limit_sql(single);
   return Status::OK();
 }

@@ -22,6 +22,27 @@ struct VecHash {
   }
 };
 
+bool HasPerRowType(const OutCol& oc) {
+  if (oc.attr_col >= 0 || oc.slot >= 0) return true;
+  for (const OutCol& p : oc.parts)
+    if (HasPerRowType(p)) return true;
+  return false;
+}
+
+// A value whose type is decoded per row is selected with its attribute (or type) column,
+// so SQL's DISTINCT keeps "x" of :a/b and "x" of :a/c apart: the result is a set of the
+// decoded rows, the first of equal ones kept (the order is SQL's).
+void DistinctDecoded(std::vector<std::vector<edn::Value>>* rows) {
+  std::unordered_set<std::vector<edn::Value>, VecHash> seen;
+  size_t w = 0;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    if (!seen.insert((*rows)[i]).second) continue;
+    if (w != i) (*rows)[w] = std::move((*rows)[i]);
+    ++w;
+  }
+  rows->resize(w);
+}
+
 Result<double> Num(const edn::Value& v, const std::string& fn) {
   if (v.is_int()) return static_cast<double>(v.as_int());
   if (v.is_float()) return v.as_double();
@@ -184,6 +205,16 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
   r.columns.reserve(c_.find.size());
   for (const ProjElem& pe : c_.find) r.columns.push_back(pe.name);
   r.map_keys = q_.keys;
+  {
+    bool per_row = false, sql_agg = false;
+    for (const ProjElem& pe : c_.find) {
+      if (pe.kind == FindElem::Kind::kAgg) sql_agg = !c_.cpp_mode;
+      if (!c_.cpp_mode && HasPerRowType(pe.out)) per_row = true;
+    }
+    for (const OutCol& oc : c_.row_vars)
+      if (c_.cpp_mode && HasPerRowType(oc)) per_row = true;
+    if (per_row && !sql_agg) DistinctDecoded(&rows);
+  }
   if (c_.cpp_mode) {
     // Group.
     std::unordered_map<std::vector<edn::Value>, size_t, VecHash> index;

@@ -13,6 +13,7 @@
 #include "mentat/status.h"
 #include "storage/sqlite_api.h"
 #include "util/case.h"
+#include "util/named_order.h"
 #include "util/regex.h"
 
 namespace mentat::query {
@@ -161,6 +162,12 @@ void CaseFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   ResultString(ctx, kUpper ? text::UpperCase(s) : text::LowerCase(s));
 }
 
+// COLLATE mentat_named: keywords (TEXT with their colon) by namespace, then name.
+int NamedCollation(void*, int na, const void* a, int nb, const void* b) {
+  return CompareNamed(std::string_view(static_cast<const char*>(a), static_cast<size_t>(na)),
+                      std::string_view(static_cast<const char*>(b), static_cast<size_t>(nb)));
+}
+
 using RegexPtr = std::shared_ptr<const regex::Regex>;
 
 void DeleteRegex(void* p) { delete static_cast<RegexPtr*>(p); }
@@ -300,6 +307,11 @@ Status RegisterFunctions(sqlite3* db) {
     if (rc != SQLITE_OK)
       return Status::Internal(std::string("cannot register ") + f.name + ": " + sqlite3_errstr(rc));
   }
+  if (int rc = sqlite3_create_collation_v2(db, "mentat_named", SQLITE_UTF8, nullptr, NamedCollation,
+                                           nullptr);
+      rc != SQLITE_OK)
+    return Status::Internal(std::string("cannot register the collation mentat_named: ") +
+                            sqlite3_errstr(rc));
   int rc = sqlite3_create_function_v2(db, "mentat_eset", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, nullptr,
                                       nullptr, EsetStep, EsetFinal, nullptr);
   if (rc == SQLITE_OK)

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "script/coll.h"
+#include "util/named_order.h"
 
 namespace mentat::script {
 
@@ -192,9 +193,11 @@ int Compare(const Val& a, const Val& b) {
       return Cmp(a.as_char(), b.as_char());
     case Type::kInst:
       return Cmp(a.as_int(), b.as_int());
-    case Type::kString:
     case Type::kKeyword:
     case Type::kSymbol:
+      CurrentMeter().Text(std::min(a.str().size(), b.str().size()));
+      return CompareNamed(a.str(), b.str());
+    case Type::kString:
     case Type::kBytes:
     case Type::kUuid:
       return CmpText(a.str(), b.str());

@@ -10,6 +10,7 @@
      (str/triml "  x ") (str/trimr " x  ") (str/blank? "  ") (str/blank? "a"))
 (prn (str/upper-case "straße ü") (str/lower-case "ÀÉ ΣΑΣ") (str/capitalize "élan VITAL")
      (str/capitalize "") (str/upper-case "ǆ"))
+(prn (sort [:a-/b :a/b :z :b/a]) (compare :a/b :a-/b) (sort ['x/y 'x./a 'y]))
 (prn (str/includes? "hello" "ell") (str/starts-with? "hello" "he") (str/ends-with? "hello" "lo")
      (str/index-of "hello" "l") (str/index-of "hello" "z") (str/reverse "abc"))
 (prn (str/split "a,b,,c,," ",") (str/split "a1b22c" "[0-9]+") (str/split "a b c" " " 2))
