@@ -366,10 +366,12 @@ Column ElementColumn(const Value& e, const TypeFacts& facts) {
   }
   const edn::Vec& parts = e.items();
   const std::string& fn = parts[0].str();
-  // The aggregated (or pulled) variable: the first ?var argument.
+  // The pulled variable: the first ?var argument; the aggregated one: the last (in
+  // (max ?n ?x) ?n is the count).
   std::string var;
   size_t var_at = 0;
-  for (size_t i = 1; i < parts.size(); ++i) {
+  for (size_t k = 1; k < parts.size(); ++k) {
+    size_t i = fn == "pull" ? k : parts.size() - k;
     if (IsVar(parts[i])) {
       var = parts[i].str();
       var_at = i;
@@ -381,7 +383,7 @@ Column ElementColumn(const Value& e, const TypeFacts& facts) {
   if (fn == "the") return Column{VarName(var), vt.value_or(ColumnType::kJson)};
   std::string name = Sanitize(fn) + (var.empty() ? "" : "_" + VarName(var));
   ColumnType t = ColumnType::kJson;
-  bool has_n = var_at > 1;  // (min 3 ?x), (sample 2 ?x): a collection
+  bool has_n = var_at > 1;  // (min 3 ?x), (sample ?n ?x): a collection
   if (fn == "count" || fn == "count-distinct") {
     t = ColumnType::kBigInt;
   } else if (fn == "avg" || fn == "median" || fn == "variance" || fn == "stddev") {

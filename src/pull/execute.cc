@@ -14,6 +14,7 @@
 
 #include "pull/pull.h"
 #include "schema/codec.h"
+#include "schema/names.h"
 
 namespace mentat::pull {
 
@@ -559,9 +560,10 @@ Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema&
                                            const ResolvedView& view, const edn::Value& eid) {
   if (eid.is_int()) return std::optional<Entid>(eid.as_int());
   if (eid.is_keyword()) return schema.entid(eid.str());
-  if ((eid.is_vector() || eid.is_list()) && eid.size() == 2 && eid.items()[0].is_keyword()) {
+  if ((eid.is_vector() || eid.is_list()) && eid.size() == 2 &&
+      (eid.items()[0].is_keyword() || eid.items()[0].is_int())) {
     const edn::Value& kw = eid.items()[0];
-    const Attribute* attr = schema.attribute(kw.str());
+    const Attribute* attr = schema::LookupRefAttribute(schema, kw);
     if (!attr)
       return Status::Schema("unknown attribute " + edn::Print(kw) + " in lookup ref " +
                             edn::Print(eid));

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "schema/names.h"
 #include "storage/format.h"
 
 namespace mentat::query {
@@ -274,12 +275,13 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
       return e ? IntLit(*e) : std::string("NULL");
     }
     if (v.is_vector()) {
-      if (v.size() != 2 || !v.items()[0].is_keyword())
+      if (!schema::IsLookupRefShape(v))
         return mismatch("an entity (id, ident or lookup ref [:attr value])");
-      const Attribute* a = env_->schema->attribute(v.items()[0].str());
+      const Attribute* a = schema::LookupRefAttribute(*env_->schema, v.items()[0]);
       if (!a)
-        return ClauseError(Code::kSchema, form,
-                           "unknown attribute :" + v.items()[0].str() + " in lookup ref");
+        return ClauseError(
+            Code::kSchema, form,
+            "unknown attribute " + schema::LookupRefAttributeText(v.items()[0]) + " in lookup ref");
       if (a->unique == Unique::kNone)
         return ClauseError(Code::kSchema, form,
                            "lookup ref attribute :" + a->ident + " is not unique");
@@ -455,22 +457,19 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   const Attribute* attr = nullptr;
   if (a.is_const()) {
     if (a.value.is_keyword()) {
-      std::string ns(a.value.ns()), name(a.value.name());
-      if (!name.empty() && name[0] == '_' && !ns.empty()) {
-        std::string fwd = ns + "/" + name.substr(1);
-        attr = schema.attribute(fwd);
-        if (!attr) return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
+      bool reverse = false;
+      std::string fwd;
+      attr = schema::AttributeOrReverse(schema, a.value, &reverse, &fwd);
+      if (!attr) {
+        if (schema.entid(a.value.str()))
+          return ClauseError(Code::kSchema, c.form, ":" + a.value.str() + " is not an attribute");
+        return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
+      }
+      if (reverse) {
         if (attr->type != ValueType::kRef)
           return ClauseError(Code::kSchema, c.form,
                              "reverse attribute :" + a.value.str() + " needs a ref attribute");
         std::swap(e, v);
-      } else {
-        attr = schema.attribute(a.value.str());
-        if (!attr) {
-          if (schema.entid(a.value.str()))
-            return ClauseError(Code::kSchema, c.form, ":" + a.value.str() + " is not an attribute");
-          return ClauseError(Code::kSchema, c.form, "unknown attribute :" + a.value.str());
-        }
       }
     } else if (a.value.is_int()) {
       attr = schema.attribute(a.value.as_int());

@@ -93,6 +93,7 @@ struct ProjElem {
   int var_index = -1;  // C++ mode: the variable's index in Compiled::row_vars
   std::string fn;      // aggregate
   int64_t n = -1;      // (min n ?x), (max n ?x), (sample n ?x)
+  int n_slot = -1;     // n from a scalar input: (max ?n ?x) with ?n in :in
   std::string pull_src = "$";
   edn::Value pattern;
   int pattern_slot = -1;  // pull pattern from an input

@@ -113,6 +113,19 @@ struct ParsedQuery {
   edn::Value form;  // the whole query
 };
 
+// How many leading :in elements take no input because they are the store's database:
+// one for a leading `$`, and for a leading source of another name (`:in $db ?x`) when it
+// is the query's only source and the first input is not a database (Datomic passes the
+// database first; mentat's store is implicit). 0 otherwise: every element takes an input.
+inline size_t ImplicitSources(const ParsedQuery& q, bool first_input_is_db) {
+  if (q.in.empty() || q.in[0].kind != InSpec::Kind::kSrc) return 0;
+  if (q.in[0].name == "$") return 1;
+  if (first_input_is_db) return 0;
+  for (size_t i = 1; i < q.in.size(); ++i)
+    if (q.in[i].kind == InSpec::Kind::kSrc) return 0;
+  return 1;
+}
+
 // ---- parse.cc ----
 
 // Limits on a query's size, checked as it is parsed, so that a query too large to run is

@@ -313,10 +313,14 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
                          "wrong number of arguments to aggregate " + f.fn);
     if ((f.fn == "sample" || f.fn == "rand") && !nform && f.fn == "sample")
       return ClauseError(Code::kInvalidArgument, f.form, "expected (sample n ?x)");
-    if (nform && (!f.args[0].is_const() || !f.args[0].value.is_int() ||
-                  f.args[0].value.as_int() < 0 || !f.args[1].is_var()))
+    bool n_input = nform && f.args[0].is_var() && out->input_var_slot.count(f.args[0].name) &&
+                   out->slots[static_cast<size_t>(out->input_var_slot.at(f.args[0].name))].rel < 0;
+    if (nform && ((!n_input && (!f.args[0].is_const() || !f.args[0].value.is_int() ||
+                                f.args[0].value.as_int() < 0)) ||
+                  !f.args[1].is_var()))
       return ClauseError(Code::kInvalidArgument, f.form,
-                         "expected (" + f.fn + " n ?x) with a non-negative integer n");
+                         "expected (" + f.fn +
+                             " n ?x) with a non-negative integer n (a number or a scalar input)");
     if (!nform && (f.fn == "min" || f.fn == "max")) ++minmax;
     const VarBind* b = a.Lookup(top, f.var);
     if (!b)
@@ -360,7 +364,12 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     pe.kind = f.kind;
     pe.name = edn::Print(f.form);
     pe.fn = f.fn;
-    if (f.kind == FindElem::Kind::kAgg && f.args.size() == 2) pe.n = f.args[0].value.as_int();
+    if (f.kind == FindElem::Kind::kAgg && f.args.size() == 2) {
+      if (f.args[0].is_var())
+        pe.n_slot = out->input_var_slot.at(f.args[0].name);
+      else
+        pe.n = f.args[0].value.as_int();
+    }
     if (f.kind == FindElem::Kind::kPull) {
       pe.pull_src = f.src;
       pe.pattern = f.pattern;

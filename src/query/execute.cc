@@ -1,6 +1,8 @@
 // Pass 5: binding inputs and parameters, running the SQL, interrupts and timeouts.
 #include "query/execute.h"
 
+#include "schema/names.h"
+
 namespace mentat::query {
 
 using schema::DbVal;
@@ -86,8 +88,10 @@ VT Execution::SlotType(int slot) const {
 
 Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
                                                          const std::string& src) {
-  const Attribute* a = ctx_.schema->attribute(ref.items()[0].str());
-  if (!a) return Status::Schema("unknown attribute :" + ref.items()[0].str() + " in lookup ref");
+  const Attribute* a = schema::LookupRefAttribute(*ctx_.schema, ref.items()[0]);
+  if (!a)
+    return Status::Schema("unknown attribute " + schema::LookupRefAttributeText(ref.items()[0]) +
+                          " in lookup ref");
   if (a->unique == Unique::kNone)
     return Status::Schema("lookup ref attribute :" + a->ident + " is not unique");
   auto enc = schema::Encode(ref.items()[1], a->type);
@@ -117,7 +121,7 @@ Result<std::optional<DbVal>> Execution::Encode(const edn::Value& v, VT t, const 
       auto e = ctx_.schema->entid(v.str());
       return e ? std::optional<DbVal>(DbVal::Int(*e)) : std::optional<DbVal>();
     }
-    if (nt == VT::kRef) {
+    if (nt == VT::kRef || (t == VT::kRef && schema::IsLookupRefShape(v))) {
       MENTAT_ASSIGN_OR_RETURN(auto e, ResolveLookupRef(v, src));
       return e ? std::optional<DbVal>(DbVal::Int(*e)) : std::optional<DbVal>();
     }

@@ -4,6 +4,8 @@
 #include <algorithm>
 
 #include "query/analyze.h"
+#include "schema/names.h"
+#include "storage/format.h"
 #include "util/regex.h"
 
 namespace mentat::query {
@@ -123,15 +125,55 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
     if (c.args.size() != 3 || c.args[0].kind != Term::Kind::kSrc || !c.args[2].is_const() ||
         !c.args[2].value.is_keyword())
       return ClauseError(Code::kInvalidArgument, c.form, "expected (missing? $ ?e :attr)");
-    const Attribute* a = env_->schema->attribute(c.args[2].value.str());
-    if (!a)
-      return ClauseError(Code::kSchema, c.form, "unknown attribute :" + c.args[2].value.str());
+    bool reverse = false;
+    std::string fwd;
+    const Attribute* a = schema::AttributeOrReverse(*env_->schema, c.args[2].value, &reverse, &fwd);
+    if (!a) return ClauseError(Code::kSchema, c.form, "unknown attribute :" + fwd);
+    if (reverse && a->type != ValueType::kRef)
+      return ClauseError(Code::kSchema, c.form,
+                         "reverse attribute :" + c.args[2].value.str() + " needs a ref attribute");
     std::string src = c.args[0].name == "$" ? s->src : c.args[0].name;
     MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
     MENTAT_ASSIGN_OR_RETURN(VarBind e, ArgBind(*s, c.args[1], VT::kRef, c.form));
-    AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE e = " + e.sql +
-                    " AND a = " + IntLit(a->id) + ")");
+    // Reverse: no entity refers to ?e through the attribute (its (a, v) index).
+    AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE " +
+                    (reverse ? "a = " + IntLit(a->id) + " AND v = " + e.sql + " AND " +
+                                   storage::IndexTerm(a->value_indexed())
+                             : "e = " + e.sql + " AND a = " + IntLit(a->id)) +
+                    ")");
     return Status::OK();
+  }
+  if (fn == "type") {
+    // Mozilla mentat's type predicate: [(type ?v :db.type/long)] keeps the rows whose ?v
+    // has that value type (a pattern's value typed by its attribute, per row).
+    if (c.args.size() != 2 || !c.args[0].is_var() || !c.args[1].is_const() ||
+        !c.args[1].value.is_keyword())
+      return ClauseError(Code::kInvalidArgument, c.form, "expected [(type ?x :db.type/name)]");
+    auto want = ValueTypeFromIdent(c.args[1].value.str());
+    if (!want)
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "unknown value type :" + c.args[1].value.str());
+    MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(*s, c.args[0], VT::kAny, c.form));
+    if (IsStatic(x.type)) {
+      if (x.type != FromValueType(*want)) AddWhere(s, "0");
+      return Status::OK();
+    }
+    if (x.type == VT::kNumeric) {
+      AddWhere(s, *want == ValueType::kLong     ? "typeof(" + x.sql + ") = 'integer'"
+                  : *want == ValueType::kDouble ? "typeof(" + x.sql + ") = 'real'"
+                                                : std::string("0"));
+      return Status::OK();
+    }
+    if (x.type == VT::kDynamic && !x.attr.empty()) {
+      std::string ids = std::to_string(TypeCode(*want));
+      for (const auto& [id, attr] : env_->schema->attributes())
+        if (attr.type == *want) ids += ", " + std::to_string(id);
+      AddWhere(s, "(" + x.attr + ") IN (" + ids + ")");
+      return Status::OK();
+    }
+    return ClauseError(Code::kUnsupported, c.form,
+                       "type needs a variable a pattern or function binds, " + c.args[0].name +
+                           " is typed only when the query runs");
   }
   if (IsComparison(fn)) {
     // Remember range predicates on pattern values for the planner.

@@ -134,10 +134,8 @@ __attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view qu
   MENTAT_ASSIGN_OR_RETURN(auto prepared, query::Prepared::Parse(query));
   const query::ParsedQuery& q = prepared->parsed();
   std::vector<const query::InSpec*> specs;
-  for (size_t i = 0; i < q.in.size(); ++i) {
-    if (i == 0 && q.in[i].kind == query::InSpec::Kind::kSrc && q.in[i].name == "$") continue;
-    specs.push_back(&q.in[i]);
-  }
+  // JSON cannot give a database: a leading source is the store's.
+  for (size_t i = query::ImplicitSources(q, false); i < q.in.size(); ++i) specs.push_back(&q.in[i]);
   if (in->size() != specs.size()) {
     std::string msg = "the query takes " + std::to_string(specs.size()) + " input" +
                       (specs.size() == 1 ? "" : "s") + " after $, inputs has " +

@@ -271,8 +271,9 @@ Result<Clause> ParseClause(const Value& v) {
     i = 1;
   }
   size_t n = items.size() - i;
-  if (n < 2 || n > 5)
-    return Err(v, "a pattern has 2 to 5 places [e a v tx added], got " + std::to_string(n));
+  // [?e] alone (DataScript, Datomic) matches the entities that have any datom.
+  if (n < 1 || n > 5)
+    return Err(v, "a pattern has 1 to 5 places [e a v tx added], got " + std::to_string(n));
   for (; i < items.size(); ++i) {
     MENTAT_ASSIGN_OR_RETURN(Term t, ParseTerm(items[i], false));
     c.places.push_back(std::move(t));
@@ -322,11 +323,15 @@ Result<FindElem> ParseFindElem(const Value& v) {
   f.fn = head;
   for (size_t k = 1; k < items.size(); ++k) {
     MENTAT_ASSIGN_OR_RETURN(Term t, ParseTerm(items[k], false));
-    if (t.is_var()) {
-      if (!f.var.empty()) return Err(v, "an aggregate takes one variable");
-      f.var = t.name;
-    }
     f.args.push_back(std::move(t));
+  }
+  // The aggregated variable is the last argument; (max ?n ?x) may take n from an input.
+  for (size_t k = 0; k < f.args.size(); ++k) {
+    if (!f.args[k].is_var()) continue;
+    bool n_var = k == 0 && f.args.size() == 2 && f.args[1].is_var();
+    if (n_var) continue;
+    if (!f.var.empty()) return Err(v, "an aggregate takes one variable");
+    f.var = f.args[k].name;
   }
   if (f.var.empty()) return Err(v, "an aggregate needs a variable");
   return f;
@@ -544,6 +549,36 @@ void CollectVars(const Clauses& clauses, std::vector<std::string>* out) {
   for (const Clause& c : clauses) CollectClauseVars(c, out);
 }
 
+// A variable bound by two :in elements joins them (Datomic: `:in [[?a ?b]] [[?b ?c]]`
+// keeps the pairs that agree on ?b): its later occurrences are renamed and a clause
+// [(= ?b ?b__inN)] added to :where.
+Status JoinRepeatedInputs(ParsedQuery* q) {
+  std::set<std::string> seen;
+  int fresh = 0;
+  for (InSpec& in : q->in) {
+    std::set<std::string> here;  // twice within one element stays an error (analysis)
+    auto visit = [&](std::string* v) -> Status {
+      if (*v == "_" || !here.insert(*v).second) return Status::OK();
+      if (seen.insert(*v).second) return Status::OK();
+      std::string renamed = *v + "__in" + std::to_string(++fresh);
+      edn::Value form = Value::Vector(
+          {Value::List({Value::Symbol("="), Value::Symbol(*v), Value::Symbol(renamed)})});
+      MENTAT_ASSIGN_OR_RETURN(Clause c, ParseClause(form));
+      q->where.push_back(std::move(c));
+      *v = renamed;
+      return Status::OK();
+    };
+    if (in.kind == InSpec::Kind::kScalar) {
+      MENTAT_RETURN_IF_ERROR(visit(&in.name));
+      if (!in.vars.empty()) in.vars[0] = in.name;
+    } else if (in.kind == InSpec::Kind::kTuple || in.kind == InSpec::Kind::kColl ||
+               in.kind == InSpec::Kind::kRel) {
+      for (std::string& v : in.vars) MENTAT_RETURN_IF_ERROR(visit(&v));
+    }
+  }
+  return Status::OK();
+}
+
 Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
   edn::Value query = query_in;
   if (query.is_string()) {
@@ -594,6 +629,7 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
     }
   }
   if (!have_find) return ClauseError(Code::kParse, query, "the query has no :find");
+  MENTAT_RETURN_IF_ERROR(JoinRepeatedInputs(&q));
   (void)have_where;
   // Datomic: ":find and :with should not use same variables" (aggregated and pulled
   // variables included: :with adds variables to the rows, it cannot repeat one).

@@ -30,8 +30,7 @@ Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
                                 const std::vector<Input>& inputs) {
   BoundInputs out;
   // The :in elements that take a value: all but a leading $.
-  const size_t first =
-      !q.in.empty() && q.in[0].kind == InSpec::Kind::kSrc && q.in[0].name == "$" ? 1 : 0;
+  const size_t first = ImplicitSources(q, !inputs.empty() && inputs[0].db);
   struct Specs {
     const std::vector<InSpec>& in;
     size_t first;
@@ -40,8 +39,14 @@ Result<BoundInputs> MatchInputs(const ParsedQuery& q, const ExecContext& ctx,
     const InSpec* operator[](size_t i) const { return &in[first + i]; }
     const InSpec* back() const { return &in.back(); }
   } specs{q.in, first};
-  out.values.reserve(specs.size());
-  out.sizes.reserve(specs.size());
+  out.values.reserve(specs.size() + 1);
+  out.sizes.reserve(specs.size() + 1);
+  // A leading source of another name than $ bound to the store keeps its position (the
+  // compiler counts it as an input, as it does a database given for it).
+  if (first == 1 && q.in[0].name != "$") {
+    out.values.push_back(nullptr);
+    out.sizes.push_back(1);
+  }
   if (inputs.size() != specs.size()) {
     std::string names;
     for (size_t i = 0; i < specs.size(); ++i)

@@ -228,7 +228,7 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
     }
     int minmax = -1;
     for (size_t e = 0; e < c_.find.size(); ++e)
-      if (c_.find[e].kind == FindElem::Kind::kAgg && c_.find[e].n < 0 &&
+      if (c_.find[e].kind == FindElem::Kind::kAgg && c_.find[e].n < 0 && c_.find[e].n_slot < 0 &&
           (c_.find[e].fn == "min" || c_.find[e].fn == "max"))
         minmax = static_cast<int>(e);
     bool has_the = false;
@@ -244,7 +244,16 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
         std::vector<edn::Value> vals;
         vals.reserve(g.size());
         for (size_t i : g) vals.push_back(rows[i][pe.var_index]);
-        MENTAT_ASSIGN_OR_RETURN(agg[e], Aggregate(pe.fn, pe.n, std::move(vals), q_.form));
+        int64_t n = pe.n;
+        if (pe.n_slot >= 0) {
+          const edn::Value* v = SlotValue(pe.n_slot);
+          if (!v || !v->is_int() || v->as_int() < 0)
+            return Status::InvalidArgument("(" + pe.fn + " n ?x): the input n must be a " +
+                                           "non-negative integer, got " +
+                                           (v ? edn::Print(*v) : std::string("nothing")));
+          n = v->as_int();
+        }
+        MENTAT_ASSIGN_OR_RETURN(agg[e], Aggregate(pe.fn, n, std::move(vals), q_.form));
       }
       std::vector<size_t> picks{g.front()};
       if (has_the && minmax >= 0) {

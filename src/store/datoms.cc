@@ -6,6 +6,7 @@
 // encoding (doc/format.md), which is the order of the covering indexes.
 #include "mentat/store.h"
 #include "schema/codec.h"
+#include "schema/names.h"
 #include "store/store_impl.h"
 #include "store/views.h"
 
@@ -20,8 +21,8 @@ Result<Entid> EntityOf(storage::Connection* c, const Schema& schema, const edn::
     if (!e) return Status::NotFound("unknown ident " + edn::Print(v));
     return *e;
   }
-  if (v.is_vector() && v.size() == 2 && v.items()[0].is_keyword()) {
-    const Attribute* attr = schema.attribute(v.items()[0].str());
+  if (schema::IsLookupRefShape(v)) {
+    const Attribute* attr = schema::LookupRefAttribute(schema, v.items()[0]);
     if (!attr) return Status::NotFound("unknown attribute in lookup ref " + edn::Print(v));
     if (attr->unique == Unique::kNone)
       return Status::InvalidArgument("lookup ref attribute is not unique: " + edn::Print(v));

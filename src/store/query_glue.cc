@@ -136,7 +136,8 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   // Db inputs are named sources: the :in symbol at the same position.
   const auto& in = prepared.parsed().in;
   size_t first =
-      (!in.empty() && in[0].kind == query::InSpec::Kind::kSrc && in[0].name == "$") ? 1 : 0;
+      query::ImplicitSources(prepared.parsed(), !o.inputs.empty() && o.inputs[0].db != nullptr);
+  if (first == 1 && in[0].name != "$") ctx->sources[in[0].name] = ctx->view;
   for (size_t i = 0; i < o.inputs.size(); ++i) {
     if (!o.inputs[i].db) continue;
     size_t pos = first + i;

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "schema/codec.h"
+#include "schema/names.h"
+
 namespace mentat::tx {
 
 Status ErrorAt(Code code, edn::Pos pos, const std::string& msg) {
@@ -76,13 +79,8 @@ class Expander {
     if (!v.is_keyword())
       return ErrorAt(Code::kInvalidArgument, v,
                      "expected an attribute keyword, got " + edn::Print(v));
-    std::string ident = v.str();
-    std::string_view name = v.name();
-    if (!name.empty() && name[0] == '_' && !v.ns().empty()) {
-      *reverse = true;
-      ident = std::string(v.ns()) + "/" + std::string(name.substr(1));
-    }
-    const Attribute* attr = schema_.attribute(ident);
+    std::string ident;
+    const Attribute* attr = schema::AttributeOrReverse(schema_, v, reverse, &ident);
     if (!attr) return ErrorAt(Code::kSchema, v, "unknown attribute :" + ident);
     if (*reverse && attr->type != ValueType::kRef)
       return ErrorAt(Code::kSchema, v,
@@ -91,11 +89,28 @@ class Expander {
     return attr;
   }
 
+  // The attribute of a lookup ref: its ident, or its entity id ([26 "x"], as Datomic).
+  const Attribute* LookupAttr(const edn::Value& a) const {
+    if (a.is_keyword()) return schema_.attribute(a.str());
+    if (a.is_int()) return schema_.attribute(a.as_int());
+    return nullptr;
+  }
+
+  // [:attr value] or [attr-id value] (an entity position), or (lookup-ref :attr value). A
+  // value of a cardinality-many ref attribute (require_unique) that is a vector of two is
+  // a lookup ref only when it names a unique attribute, by id only when the value has the
+  // attribute's type and is not itself an entity id: [26 65537] stays two refs.
   bool IsLookupRefForm(const edn::Value& v, bool require_unique) const {
     if (v.is_vector() && v.size() == 2 && v.items()[0].is_keyword()) {
       if (!require_unique) return true;
       const Attribute* a = schema_.attribute(v.items()[0].str());
       return a && a->unique != Unique::kNone;
+    }
+    if (v.is_vector() && v.size() == 2 && v.items()[0].is_int()) {
+      if (!require_unique) return true;  // an entity position: ParseLookup names the problem
+      const Attribute* a = LookupAttr(v.items()[0]);
+      return a && a->unique != Unique::kNone && a->type != ValueType::kRef &&
+             a->type != ValueType::kLong && schema::Encode(v.items()[1], a->type).ok();
     }
     if (v.is_list() && v.size() == 3 && IsSym(v.items()[0], "lookup-ref")) return true;
     return false;
@@ -104,13 +119,14 @@ class Expander {
   Result<EntityPlace> ParseLookup(const edn::Value& v) {
     const edn::Value& a = v.is_list() ? v.items()[1] : v.items()[0];
     const edn::Value& val = v.is_list() ? v.items()[2] : v.items()[1];
-    if (!a.is_keyword())
+    if (!a.is_keyword() && !a.is_int())
       return ErrorAt(Code::kInvalidArgument, v,
-                     "lookup ref attribute must be a keyword: " + edn::Print(v));
-    const Attribute* attr = schema_.attribute(a.str());
+                     "lookup ref attribute must be a keyword or an attribute id: " + edn::Print(v));
+    const Attribute* attr = LookupAttr(a);
     if (!attr)
       return ErrorAt(Code::kSchema, a,
-                     "unknown attribute " + edn::Print(a) + " in lookup ref " + edn::Print(v));
+                     "unknown attribute " + schema::LookupRefAttributeText(a) + " in lookup ref " +
+                         edn::Print(v));
     if (attr->unique == Unique::kNone)
       return ErrorAt(
           Code::kSchema, v,
