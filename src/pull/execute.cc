@@ -25,7 +25,15 @@ const edn::Value& DbIdKey() {
   return *k;
 }
 
-edn::Value IdMap(Entid e) { return edn::Value::Map({{DbIdKey(), edn::Value::Int(e)}}); }
+// A ref pulled without a pattern: {:db/id e}, with :db/ident too when the entity has one
+// (an enum value, an attribute), as Datomic's pull gives it.
+edn::Value IdMap(const Schema& schema, Entid e) {
+  static const edn::Value* ident_key = new edn::Value(edn::Value::Keyword("db/ident"));
+  if (const std::string* ident = schema.ident(e))
+    return edn::Value::Map(
+        {{DbIdKey(), edn::Value::Int(e)}, {*ident_key, edn::Value::Keyword(*ident)}});
+  return edn::Value::Map({{DbIdKey(), edn::Value::Int(e)}});
+}
 
 // [*] with :db/id: how component entities are expanded.
 const Pattern& ExpandPattern() {
@@ -421,10 +429,10 @@ class Executor {
       if (s.many) {
         edn::Vec ids;
         ids.reserve(count);
-        for (size_t i = 0; i < count; ++i) ids.push_back(IdMap(values[i].as_int()));
+        for (size_t i = 0; i < count; ++i) ids.push_back(IdMap(schema_, values[i].as_int()));
         node.entries.emplace_back(s.key, edn::Value::Vector(std::move(ids)));
       } else {
-        node.entries.emplace_back(s.key, IdMap(values[0].as_int()));
+        node.entries.emplace_back(s.key, IdMap(schema_, values[0].as_int()));
       }
       return;
     }
@@ -453,7 +461,7 @@ class Executor {
     for (size_t i = nodes_.size(); i-- > 0;) {
       Node& node = nodes_[i];
       if (!node.pat) {
-        values[i] = IdMap(node.e);
+        values[i] = IdMap(schema_, node.e);
         continue;
       }
       for (const Slot& slot : node.slots) {
@@ -520,7 +528,7 @@ Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const 
       emitted = true;
       continue;
     }
-    edn::Value v = attr->type == ValueType::kRef ? IdMap(s->ColumnInt(1))
+    edn::Value v = attr->type == ValueType::kRef ? IdMap(schema, s->ColumnInt(1))
                                                  : schema::ColumnValue(*s, 1, attr->type);
     if (attr->many) {
       if (many.size() < 1000) many.push_back(std::move(v));

@@ -154,6 +154,7 @@ class Expander {
     if (v.is_string()) {
       if (v.str() == "datomic.tx") {
         p.kind = EntityPlace::Kind::kTx;
+        p.name = v.str();  // reported in :tempids, as Datomic does
       } else {
         p.kind = EntityPlace::Kind::kTempid;
         p.name = v.str();

@@ -125,6 +125,7 @@ class Resolver {
         return Status::OK();
       case EntityPlace::Kind::kTx:
         p->id = out_->tx_id;
+        if (!p->name.empty()) out_->tempids[p->name] = out_->tx_id;  // "datomic.tx"
         return Status::OK();
       case EntityPlace::Kind::kIdent: {
         auto e = schema_.entid(p->name);
