@@ -425,9 +425,16 @@ void InputFacts(const edn::Vec& in, const std::vector<Value>& inputs, TypeFacts*
 
 }  // namespace
 
+// Query text as the engine reads it: EDN plus Clojure's regex literal #"re".
+static edn::ReadOptions QueryText() {
+  edn::ReadOptions o;
+  o.script_syntax = true;
+  return o;
+}
+
 Result<QueryColumns> InferColumns(std::string_view query, const Schema& schema,
                                   const std::vector<edn::Value>& inputs) {
-  MENTAT_ASSIGN_OR_RETURN(Value q, edn::Read(query));
+  MENTAT_ASSIGN_OR_RETURN(Value q, edn::Read(query, QueryText()));
   return InferColumns(q, schema, inputs);
 }
 
@@ -435,7 +442,7 @@ Result<QueryColumns> InferColumns(const edn::Value& query_value, const Schema& s
                                   const std::vector<edn::Value>& inputs) {
   Value query = query_value;
   if (query.is_string()) {
-    MENTAT_ASSIGN_OR_RETURN(query, edn::Read(query.str()));
+    MENTAT_ASSIGN_OR_RETURN(query, edn::Read(query.str(), QueryText()));
   }
   MENTAT_ASSIGN_OR_RETURN(Sections s, SplitQuery(query));
 

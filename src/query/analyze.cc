@@ -313,6 +313,7 @@ Result<VarBind> Analyzer::ArgBind(const Scope& s, const Term& t, VT want, const 
     if (!b)
       return ClauseError(Code::kInvalidArgument, form,
                          "insufficient binding: " + t.name + " is not bound");
+    if (b->constant && b->type == VT::kTuple) return *b;  // [(ground [1 2]) ?v]
     if (b->constant) {
       MENTAT_ASSIGN_OR_RETURN(out.sql, ConstExpr(*b->constant, want, s.src, form));
       out.type = IsStatic(want) ? want : NaturalType(*b->constant).value_or(VT::kAny);

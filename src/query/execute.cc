@@ -129,6 +129,10 @@ Result<std::optional<DbVal>> Execution::Encode(const edn::Value& v, VT t, const 
                           edn::Print(v));
   }
   VT et = IsStatic(t) ? t : nt.value_or(VT::kAny);
+  // A vector or list where any value may go (a scalar input only projected or compared):
+  // its canonical EDN text, which Decode gives back as the input itself.
+  if (!IsStatic(et) && !IsStatic(t) && (v.is_vector() || v.is_list()))
+    return std::optional<DbVal>(DbVal::Text(edn::Print(v)));
   if (!IsStatic(et))
     return Status::InvalidArgument("input " + what + ": " + edn::Print(v) +
                                    " is not a scalar value");
@@ -284,6 +288,10 @@ edn::Value Execution::Decode(const storage::Statement& st, const OutCol& oc) con
   }
   int ct = st.ColumnType(oc.col);
   if (ct == SQLITE_NULL) return edn::Value();
+  if (oc.type == VT::kAny && oc.slot >= 0 && c_.slots[static_cast<size_t>(oc.slot)].rel < 0) {
+    const edn::Value* in = SlotValue(oc.slot);
+    if (in && (in->is_vector() || in->is_list()) && !NaturalType(*in)) return *in;
+  }
   VT t = oc.type;
   if (t == VT::kAny) t = oc.slot >= 0 ? SlotType(oc.slot) : VT::kNumeric;
   if (t == VT::kDynamic) {

@@ -112,6 +112,8 @@ Status Analyzer::Function(const Clause& c, Scope* s, bool* done) {
   MENTAT_RETURN_IF_ERROR(SpecialFunction(c, s, &handled));
   if (handled) return Status::OK();
   MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
+  if (fv.required_part >= 0)
+    AddWhere(s, fv.values[static_cast<size_t>(fv.required_part)].sql + " IS NOT NULL");
   return BindResult(c, s, c.binding, std::move(fv.values), fv.nullable);
 }
 
@@ -188,6 +190,10 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
     }
   }
   MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
+  if (fv.required_part >= 0) {  // re-find with groups: true when it matches
+    AddWhere(s, fv.values[static_cast<size_t>(fv.required_part)].sql + " IS NOT NULL");
+    return Status::OK();
+  }
   if (fv.values.size() != 1)
     return ClauseError(Code::kInvalidArgument, c.form, c.fn + " is not a predicate");
   const VarBind& v = fv.values[0];
@@ -230,6 +236,22 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       if (c.args[i].value.is_nil()) {
         out[i].sql = "NULL";
         out[i].type = VT::kAny;
+        continue;
+      }
+      // A vector literal that is not a lookup ref is a tuple of its elements.
+      const edn::Value& cv = c.args[i].value;
+      if (cv.is_vector() && !(peer == VT::kRef && NaturalType(cv) == VT::kRef)) {
+        VarBind t;
+        t.type = VT::kTuple;
+        t.constant = cv;
+        for (const edn::Value& x : cv.items()) {
+          if (x.is_vector() || x.is_nil())
+            return ClauseError(Code::kInvalidArgument, c.form,
+                               "a vector argument holds scalar values, got " + edn::Print(x));
+          MENTAT_ASSIGN_OR_RETURN(VarBind p, ArgBind(s, Term::Const(x), VT::kAny, c.form));
+          t.parts.push_back(std::move(p));
+        }
+        out[i] = std::move(t);
         continue;
       }
       VT w = peer;
@@ -286,6 +308,51 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
             std::string("type mismatch: cannot compare a ") + VTName(a) + " with a " + VTName(b));
     }
     std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
+    // Tuples compare elementwise (SQL row values), the shorter first when one is a prefix.
+    bool tuples = false;
+    for (const auto& x : xs) tuples = tuples || x.type == VT::kTuple;
+    if (tuples) {
+      std::string sql;
+      for (size_t i = 0; i + 1 < n; ++i) {
+        const VarBind &a = xs[i], &b = xs[i + 1];
+        if (a.type != VT::kTuple || b.type != VT::kTuple)
+          return ClauseError(Code::kSchema, c.form,
+                             "type mismatch: cannot compare a tuple with a " +
+                                 std::string(VTName(a.type == VT::kTuple ? b.type : a.type)));
+        auto row = [](const VarBind& t, size_t k) {
+          std::string r;
+          for (size_t j = 0; j < k; ++j) {
+            if (t.parts[j].type == VT::kTuple) return std::string();
+            r += (j ? ", " : "") + t.parts[j].sql;
+          }
+          return "(" + r + ")";
+        };
+        size_t k = std::min(a.parts.size(), b.parts.size());
+        std::string ra = row(a, k), rb = row(b, k);
+        if (ra.empty() || rb.empty())
+          return ClauseError(Code::kUnsupported, c.form, "nested tuples cannot be compared");
+        std::string term;
+        int len = a.parts.size() < b.parts.size() ? -1 : (a.parts.size() > b.parts.size() ? 1 : 0);
+        if (k == 0) {
+          term = len == 0 ? (op == "=" || op == "<=" || op == ">=" ? "1" : "0")
+                          : ((op == "<" || op == "<=") == (len < 0) || op == "<>" ? "1" : "0");
+        } else if (len == 0) {
+          term = ra + " " + op + " " + rb;
+        } else if (op == "=") {
+          term = "0";
+        } else if (op == "<>") {
+          term = "1";
+        } else {
+          // Equal prefixes order by length: a is before b when it is the shorter.
+          std::string strict = op == "<" || op == "<=" ? "<" : ">";
+          bool prefix_true = (strict == "<") == (len < 0);
+          term = "(" + ra + " " + strict + " " + rb +
+                 (prefix_true ? " OR " + ra + " = " + rb : "") + ")";
+        }
+        sql += (i ? " AND " : "") + term;
+      }
+      return result(sql, VT::kBoolean, xs, false);
+    }
     std::string sql;
     if (op == "<>" && n > 2) {
       std::string all;
@@ -342,6 +409,22 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       if (!check.ok()) return ClauseError(Code::kInvalidArgument, c.form, check.status().message());
     }
     std::string f = fn == "re-find" ? "mentat_re_find" : "mentat_re_matches";
+    // With capturing groups (a constant pattern), Clojure's [match g1 g2 ...]: a tuple
+    // of the groups, nil for one that took no part; no match drops the row.
+    int groups = 0;
+    if (c.args[0].is_const()) groups = (*regex::Regex::Compile(c.args[0].value.str()))->groups();
+    if (groups > 0) {
+      FnValue fv;
+      for (int g = 0; g <= groups; ++g) {
+        VarBind b;
+        b.sql = f + "_group(" + xs[0].sql + ", " + xs[1].sql + ", " + std::to_string(g) + ")";
+        b.type = VT::kString;
+        b.deps = deps_of(xs);
+        fv.values.push_back(std::move(b));
+      }
+      fv.required_part = 0;
+      return fv;
+    }
     return result(f + "(" + xs[0].sql + ", " + xs[1].sql + ")", VT::kString, xs, true);
   }
   if (fn == "re-pattern") {  // patterns are strings: (re-find ?re ?s) takes either
@@ -449,7 +532,30 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
                              std::string(VTName(xs[0].type)));
     return result("length(" + xs[0].sql + ")", VT::kLong, xs, false);
   }
-  if (fn == "tuple") {
+  if (fn == "contains?" && n == 2 && c.args[0].is_const() &&
+      (c.args[0].value.is_set() || c.args[0].value.is_vector())) {
+    // (contains? #{"a" "b"} ?x): ?x is one of the set's values (a vector's indexes, as
+    // Clojure's contains? has it, are not supported: only sets).
+    if (!c.args[0].value.is_set())
+      return ClauseError(Code::kUnsupported, c.form,
+                         "contains? takes a set literal here, as in (contains? #{1 2} ?x)");
+    if (!c.args[1].is_var() && !c.args[1].is_const())
+      return ClauseError(Code::kInvalidArgument, c.form, "contains? needs a value to look for");
+    MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(s, c.args[1], VT::kAny, c.form));
+    std::string list;
+    for (const edn::Value& v : c.args[0].value.items()) {
+      if (v.is_nil() || v.is_seq() || v.is_map()) continue;
+      VT w = IsStatic(x.type) ? x.type : VT::kAny;
+      if (IsStatic(w) && NaturalType(v) != w &&
+          !((w == VT::kRef && (NaturalType(v) == VT::kKeyword || NaturalType(v) == VT::kLong)) ||
+            (w == VT::kDouble && NaturalType(v) == VT::kLong)))
+        continue;  // a value of another type is never equal
+      MENTAT_ASSIGN_OR_RETURN(VarBind lit, ArgBind(s, Term::Const(v), w, c.form));
+      list += (list.empty() ? "" : ", ") + lit.sql;
+    }
+    return result(list.empty() ? "0" : x.sql + " IN (" + list + ")", VT::kBoolean, {x}, false);
+  }
+  if (fn == "tuple" || fn == "vector") {  // vector: DataScript's name
     MENTAT_RETURN_IF_ERROR(arity(1, SIZE_MAX));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     FnValue fv;

@@ -118,6 +118,16 @@ Status Analyzer::Ground(const Clause& c, Scope* s) {
       MENTAT_ASSIGN_OR_RETURN(VarBind x, one(v));
       vals.push_back(std::move(x));
     }
+  } else if (value.is_vector() && !NaturalType(value)) {
+    // [(ground [1 2]) ?v]: ?v is the vector, a tuple of its elements.
+    VarBind t;
+    t.type = VT::kTuple;
+    t.constant = value;
+    for (const auto& v : value.items()) {
+      MENTAT_ASSIGN_OR_RETURN(VarBind x, one(v));
+      t.parts.push_back(std::move(x));
+    }
+    vals.push_back(std::move(t));
   } else {
     MENTAT_ASSIGN_OR_RETURN(VarBind x, one(value));
     vals.push_back(std::move(x));

@@ -304,7 +304,8 @@ Result<FindElem> ParseFindElem(const Value& v) {
     if (items.size() != i + 2 || !IsVarSym(items[i])) return Err(v, "expected (pull ?e pattern)");
     f.var = items[i].str();
     const Value& p = items[i + 1];
-    if (IsVarSym(p)) {
+    // A pattern from :in: ?pattern, or a plain symbol as Datomic writes it (pattern).
+    if (IsVarSym(p) || (p.is_symbol() && !IsSrcSym(p) && !IsBlankSym(p) && !p.is_symbol("%"))) {
       f.pattern_var = p.str();
     } else if (p.is_vector()) {
       f.pattern = p;
@@ -383,8 +384,14 @@ Status ParseIn(const Vec& items, ParsedQuery* q) {
     } else if (IsBlankSym(x)) {
       in.kind = InSpec::Kind::kBlank;
     } else {
-      if (x.is_symbol() && !IsVarSym(x))
-        return Err(x, "invalid :in element (expected $src, %, ?var or a binding form)");
+      // A plain symbol names a pull pattern ((pull ?e pattern) in :find; checked below).
+      if (x.is_symbol() && !IsVarSym(x)) {
+        in.kind = InSpec::Kind::kScalar;
+        in.name = x.str();
+        in.vars = {in.name};
+        q->in.push_back(std::move(in));
+        continue;
+      }
       MENTAT_ASSIGN_OR_RETURN(BindingForm b, ParseBinding(x));
       switch (b.kind) {
         case BindingForm::Kind::kScalar:
@@ -629,6 +636,16 @@ Result<ParsedQuery> ParseQuery(const edn::Value& query_in) {
     }
   }
   if (!have_find) return ClauseError(Code::kParse, query, "the query has no :find");
+  for (const InSpec& in : q.in) {
+    if (in.kind != InSpec::Kind::kScalar || IsVarSym(in.form)) continue;
+    if (!in.form.is_symbol()) continue;
+    bool pattern = false;
+    for (const FindElem& f : q.find) pattern = pattern || f.pattern_var == in.name;
+    if (!pattern)
+      return Err(in.form,
+                 "invalid :in element (expected $src, %, ?var, a binding form, or the plain "
+                 "symbol of a pull pattern used in :find)");
+  }
   MENTAT_RETURN_IF_ERROR(JoinRepeatedInputs(&q));
   (void)have_where;
   // Datomic: ":find and :with should not use same variables" (aggregated and pulled

@@ -204,6 +204,28 @@ void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   ResultString(ctx, std::string(*m.groups[0]));
 }
 
+// mentat_re_find_group(pattern, s, i) / mentat_re_matches_group: group i of the match
+// (0: the whole match), NULL when there is no match or the group took no part.
+void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
+  RegexPtr re = RegexArg(ctx, argv);
+  if (!re) return;
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
+  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
+                     static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  int64_t g = sqlite3_value_int64(argv[2]);
+  regex::Match m;
+  bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
+  if (!ok || g < 0 || static_cast<size_t>(g) >= m.groups.size() ||
+      !m.groups[static_cast<size_t>(g)])
+    return sqlite3_result_null(ctx);
+  ResultString(ctx, std::string(*m.groups[static_cast<size_t>(g)]));
+}
+
+void ReFindGroupFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReGroupFn(ctx, argv, false); }
+void ReMatchesGroupFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  ReGroupFn(ctx, argv, true);
+}
+
 void ReFindFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, false); }
 void ReMatchesFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReFn(ctx, argv, true); }
 
@@ -294,11 +316,18 @@ Status RegisterFunctions(sqlite3* db) {
     void (*fn)(sqlite3_context*, int, sqlite3_value**);
   };
   static const Fn kFns[] = {
-      {"mentat_str", 1, StrFn},          {"mentat_fmt_inst", 1, FmtInstFn},
-      {"mentat_fmt_uuid", 1, FmtUuidFn}, {"mentat_div", 2, DivFn},
-      {"mentat_subs", 2, SubsFn},        {"mentat_subs", 3, SubsFn},
-      {"mentat_re_find", 2, ReFindFn},   {"mentat_re_matches", 2, ReMatchesFn},
-      {"mentat_upper", 1, CaseFn<true>}, {"mentat_lower", 1, CaseFn<false>},
+      {"mentat_str", 1, StrFn},
+      {"mentat_fmt_inst", 1, FmtInstFn},
+      {"mentat_fmt_uuid", 1, FmtUuidFn},
+      {"mentat_div", 2, DivFn},
+      {"mentat_subs", 2, SubsFn},
+      {"mentat_subs", 3, SubsFn},
+      {"mentat_re_find", 2, ReFindFn},
+      {"mentat_re_matches", 2, ReMatchesFn},
+      {"mentat_upper", 1, CaseFn<true>},
+      {"mentat_lower", 1, CaseFn<false>},
+      {"mentat_re_find_group", 3, ReFindGroupFn},
+      {"mentat_re_matches_group", 3, ReMatchesGroupFn},
   };
   for (const Fn& f : kFns) {
     int rc = sqlite3_create_function_v2(db, f.name, f.argc,

@@ -15,8 +15,12 @@ namespace mentat::cli {
 namespace {
 
 // Splits "FORM REST" where FORM is one EDN form: returns the form's text and the rest.
+// Read with Clojure's reader forms so that a query's regex literal #"re" ends where it
+// should; the command reads FORM again with its own options.
 Status SplitForm(const std::string& text, std::string* form, std::string* rest) {
-  edn::Reader reader(text);
+  edn::ReadOptions options;
+  options.script_syntax = true;
+  edn::Reader reader(text, options);
   auto v = reader.Next();
   if (!v.ok()) return v.status();
   if (!v->has_value()) return Status::InvalidArgument("expected an EDN form");
