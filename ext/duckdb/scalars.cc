@@ -21,12 +21,17 @@
 //     The datoms of :eavt :aevt :avet or :vaet whose leading parts equal `components`
 //     (EDN text of zero or more ids, idents, lookup refs or values), as a JSON array of
 //     [e, ":attr", v, tx, added] or an EDN vector of [e :attr v tx added].
+//   edn_log(db_path [, from, to [, format]]) -> VARCHAR
+//     The log (Datomic's tx-range): the transactions with from <= tx < to (bounds: EDN
+//     text of a tx id, a t or an #inst; NULL, '' or 'nil' open), as a JSON array of
+//     {"t", "tx-id", "tx-instant", "data": [[e, ":attr", v, tx, added], ...]} or EDN.
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "duckdb_api.h"
+#include "mentat/log.h"
 #include "mentat/store.h"
 #ifdef MENTAT_DUCKDB_WITH_SCRIPT
 #include "mentat/script.h"
@@ -202,6 +207,34 @@ Result<Text> Datoms(const Row& row) {
   return Text(as_edn ? edn::Print(v) : QueryCellJson(v));
 }
 
+// A bound of edn_log: NULL, '' or 'nil' (open), or EDN text of a tx id, a t or an #inst.
+Result<std::optional<TxPoint>> LogBound(std::optional<std::string_view> text) {
+  if (!text || text->empty()) return std::optional<TxPoint>();
+  MENTAT_ASSIGN_OR_RETURN(edn::Value x, edn::Read(*text));
+  if (x.is_nil()) return std::optional<TxPoint>();
+  if (x.is_int() && x.as_int() >= 0) return std::optional<TxPoint>(TxPoint::Tx(x.as_int()));
+  if (x.is_inst()) return std::optional<TxPoint>(TxPoint::Instant(x.as_inst_micros()));
+  return Status::InvalidArgument("a log bound is a tx id, a t, an #inst or nil, got " +
+                                 std::string(*text));
+}
+
+Result<Text> Log(const Row& row) {
+  auto path = row.Text(0);
+  if (!path) return Text();
+  std::optional<TxPoint> from, to;
+  if (row.columns() > 1) {
+    MENTAT_ASSIGN_OR_RETURN(from, LogBound(row.Text(1)));
+  }
+  if (row.columns() > 2) {
+    MENTAT_ASSIGN_OR_RETURN(to, LogBound(row.Text(2)));
+  }
+  MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 3));
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
+  MENTAT_ASSIGN_OR_RETURN(auto txs, store->tx_range(from, to));
+  edn::Value v = LogToEdn(txs, *store->schema());
+  return Text(as_edn ? edn::Print(v) : QueryCellJson(v));
+}
+
 // DuckDB calls these; each names its function for error messages.
 void EdnT(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_t", Transact, i, in, out);
@@ -220,6 +253,9 @@ void EdnEval(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
 }
 void EdnDatoms(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_datoms", Datoms, i, in, out);
+}
+void EdnLog(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_log", Log, i, in, out);
 }
 
 struct Overload {
@@ -269,6 +305,7 @@ bool RegisterScalars(duckdb_connection con, std::string* error) {
       {"edn_explain", {{{V, V, V}, EdnExplain}}},
       {"edn_eval", {{{V, V}, EdnEval}}},
       {"edn_datoms", {{{V, V, V}, EdnDatoms}, {{V, V, V, V}, EdnDatoms}}},
+      {"edn_log", {{{V}, EdnLog}, {{V, V, V}, EdnLog}, {{V, V, V, V}, EdnLog}}},
   };
   for (const auto& f : functions) {
     if (!Register(con, f.name, f.overloads)) {

@@ -10,6 +10,7 @@
 #include "mentat/script.h"
 #endif
 #include "json_shapes.h"
+#include "mentat/log.h"
 
 namespace mentat::sqlite_ext {
 
@@ -221,6 +222,41 @@ void EdnDatoms(sqlite3_context* c, int argc, sqlite3_value** argv) {
   });
 }
 
+// A bound of edn_log: NULL (open), an integer (a tx id, or a t below the tx partition) or
+// EDN text of one (an #inst too).
+Result<std::optional<TxPoint>> LogBound(sqlite3_value* v) {
+  if (sqlite3_value_type(v) == SQLITE_NULL) return std::optional<TxPoint>();
+  if (sqlite3_value_type(v) == SQLITE_INTEGER)
+    return std::optional<TxPoint>(TxPoint::Tx(sqlite3_value_int64(v)));
+  auto text = TextArg(v);
+  if (!text) return std::optional<TxPoint>();
+  MENTAT_ASSIGN_OR_RETURN(edn::Value x, edn::Read(*text));
+  if (x.is_nil()) return std::optional<TxPoint>();
+  if (x.is_int() && x.as_int() >= 0) return std::optional<TxPoint>(TxPoint::Tx(x.as_int()));
+  if (x.is_inst()) return std::optional<TxPoint>(TxPoint::Instant(x.as_inst_micros()));
+  return Status::InvalidArgument("a log bound is a tx id, a t, an #inst or NULL, got " + *text);
+}
+
+void EdnLog(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_log", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    std::optional<TxPoint> from, to;
+    if (argc > 1) {
+      MENTAT_ASSIGN_OR_RETURN(from, LogBound(argv[1]));
+    }
+    if (argc > 2) {
+      MENTAT_ASSIGN_OR_RETURN(to, LogBound(argv[2]));
+    }
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 3));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kRead));
+    MENTAT_NULL_IF_NO_STORE(ref);
+    MENTAT_ASSIGN_OR_RETURN(auto txs, ref.get()->tx_range(from, to));
+    edn::Value v = LogToEdn(txs, *ref.get()->schema());
+    if (format == Format::kEdn) return Text(edn::Print(v));
+    return Text(QueryValueJson(v));
+  });
+}
+
 void EdnExplain(sqlite3_context* c, int argc, sqlite3_value** argv) {
   Call(c, "edn_explain", [&]() -> Out {
     auto db_path = TextArg(argv[0]);
@@ -250,6 +286,7 @@ const FunctionSpec kFunctions[] = {
     {"edn_eval", 2, 2, EdnEval},        // (db_path, script)
     {"edn_datoms", 2, 4, EdnDatoms},    // (db_path, index [, components [, format]])
     {"edn_explain", 2, 3, EdnExplain},  // (db_path, query [, options])
+    {"edn_log", 1, 4, EdnLog},          // (db_path [, from [, to [, format]]])
     {"mentat_version", 0, 0, MentatVersion},
     {nullptr, 0, 0, nullptr},
 };

@@ -110,6 +110,47 @@ struct TxPoint {
   static TxPoint Instant(int64_t micros) { return TxPoint{std::nullopt, micros}; }
 };
 
+// Datomic's t of a transaction, and back: t counts from the start of the transaction
+// partition (the first transaction is t 1). A TxPoint below kTxStart passed to
+// Store::tx_range is a t.
+inline int64_t tx_to_t(Entid tx) { return tx - ids::kTxStart; }
+inline Entid t_to_tx(int64_t t) { return t + ids::kTxStart; }
+
+// Receives committed transactions (Store::listen). Called on the store's listener thread,
+// one report at a time in commit order; it may read from and transact to the store.
+using TxListener = std::function<void(const TxReport&)>;
+
+// Stops its listener when stopped or destroyed (movable, not copyable). After stop()
+// returns the callback is not running and is never called again.
+class ListenerHandle {
+ public:
+  ListenerHandle() = default;
+  ListenerHandle(std::shared_ptr<void> registry, uint64_t id)
+      : registry_(std::move(registry)), id_(id) {}
+  ListenerHandle(ListenerHandle&& o) noexcept;
+  ListenerHandle& operator=(ListenerHandle&& o) noexcept;
+  ListenerHandle(const ListenerHandle&) = delete;
+  ListenerHandle& operator=(const ListenerHandle&) = delete;
+  ~ListenerHandle();
+  void stop();
+  bool active() const { return registry_ != nullptr; }
+
+ private:
+  std::shared_ptr<void> registry_;
+  uint64_t id_ = 0;
+};
+
+// Datomic's tx-report queue (Store::tx_report_queue): every committed transaction's report,
+// in commit order, until the queue is destroyed.
+class TxReportQueue {
+ public:
+  virtual ~TxReportQueue() = default;
+  // The next report, waiting at most `timeout`; std::nullopt when none came.
+  virtual std::optional<TxReport> poll(std::chrono::milliseconds timeout) = 0;
+  // Reports waiting now.
+  virtual size_t size() const = 0;
+};
+
 // The result of a query. `columns` names the find elements ("?e", "(count ?i)").
 struct QueryResult {
   enum class Shape { kRelation, kCollection, kTuple, kScalar };
@@ -228,6 +269,8 @@ class Db {
 
   Store* store() const { return store_; }
   std::optional<Entid> basis() const { return basis_; }
+  // Datomic's basis-t: the t of the basis (0 before any transaction).
+  int64_t basis_t() const { return basis_ && *basis_ >= ids::kTxStart ? tx_to_t(*basis_) : 0; }
   const std::optional<TxPoint>& as_of_point() const { return as_of_; }
   const std::optional<TxPoint>& since_point() const { return since_; }
   bool is_history() const { return history_; }
@@ -337,6 +380,23 @@ class Store {
   // the size of the store. Problems found are in the report; an error means the check
   // could not run (for instance, an I/O error).
   Result<CheckReport> check();
+
+  // The log (Datomic's tx-range): the transactions with from <= tx < to, in commit order
+  // (a bound std::nullopt is open; a point is a tx id, a t below kTxStart, or an instant),
+  // each a TxReport of the datoms it asserted and retracted (no tempids), at most `limit`.
+  // Retractions of :db/noHistory attributes are not kept, so not listed.
+  Result<std::vector<TxReport>> tx_range(std::optional<TxPoint> from, std::optional<TxPoint> to,
+                                         std::optional<size_t> limit = std::nullopt);
+
+  // Calls `callback` with every transaction committed after this call: this process's
+  // (with their tempids) as they commit, and other processes' (from the log, no tempids)
+  // once the file shows them (checked every few tens of milliseconds while any listener
+  // is registered). With `attributes` (idents, as the Rust mentat's register_observer),
+  // only transactions that assert or retract one of them. Errors: kSchema for an unknown
+  // attribute; kUnsupported on a store borrowed from a host connection.
+  Result<ListenerHandle> listen(TxListener callback, std::vector<std::string> attributes = {});
+  // A queue receiving every transaction committed after this call, as listen() does.
+  Result<std::shared_ptr<TxReportQueue>> tx_report_queue();
 
   // The current schema (refreshed when another connection changed it).
   std::shared_ptr<const Schema> schema();

@@ -313,6 +313,10 @@ const Builtin kBuiltins[] = {
      "(mentat.store/read (mentat.store/db (mentat.store/open \"\")) [:db/ident R] :db/doc)"},
     {"mentat.store/datoms",
      "(mentat.store/datoms (mentat.store/db (mentat.store/open \"\")) :eavt R)"},
+    {"mentat.store/tx-range",
+     "(mentat.store/tx-range (mentat.store/db (mentat.store/open \"\")) nil nil)"},
+    {"mentat.store/t->tx", kArgsOnly},
+    {"mentat.store/tx->t", kArgsOnly},
     {"mentat.store/entities",
      "(mentat.store/entities (mentat.store/db (mentat.store/open \"\")) :db/ident)"},
 };

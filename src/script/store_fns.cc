@@ -617,6 +617,46 @@ void RegisterStore(Interp& in) {
       },
       1, 6, false);
   in.DefNative(
+      "mentat.store/tx-range",
+      [](Interp&, Args a, size_t, const FnObj& s) {
+        // Datomic's (tx-range log from to): from included, to not, nil open; each
+        // transaction a map {:t :tx-id :tx-instant :data [[e a v tx added] ...]}.
+        Val db = DbArg(s, a[0]);
+        std::optional<TxPoint> bounds[2];
+        for (int i = 0; i < 2; ++i)
+          if (!a[1 + i].is_nil()) bounds[i] = PointArg(s, a[1 + i]);
+        auto r = StoreOf(db)->tx_range(bounds[0], bounds[1]);
+        if (!r.ok()) StoreFail(s, r.status());
+        std::shared_ptr<const Schema> schema = StoreOf(db)->schema();
+        VecBuilder out;
+        for (const TxReport& t : *r) {
+          VecBuilder data;
+          for (const Datom& d : t.tx_data) data.Add(DatomVec(*schema, d));
+          MapBuilder m;
+          m.Add(Val::Keyword("t"), Val::Int(tx_to_t(t.tx_id)));
+          m.Add(Val::Keyword("tx-id"), Val::Int(t.tx_id));
+          m.Add(Val::Keyword("tx-instant"), Val::Inst(t.tx_instant));
+          m.Add(Val::Keyword("data"), data.Build());
+          out.Add(m.Build());
+        }
+        return out.Build();
+      },
+      3, 3, false);
+  in.DefNative(
+      "mentat.store/t->tx",
+      [](Interp&, Args a, size_t, const FnObj& s) {
+        if (!a[0].is(Type::kInt)) Fail(s.name + " expects an integer t, got " + PrBrief(a[0]));
+        return Val::Int(t_to_tx(a[0].as_int()));
+      },
+      1, 1, false);
+  in.DefNative(
+      "mentat.store/tx->t",
+      [](Interp&, Args a, size_t, const FnObj& s) {
+        if (!a[0].is(Type::kInt)) Fail(s.name + " expects a transaction id, got " + PrBrief(a[0]));
+        return Val::Int(tx_to_t(a[0].as_int()));
+      },
+      1, 1, false);
+  in.DefNative(
       "mentat.store/entities",
       [](Interp&, Args a, size_t, const FnObj& s) {
         Val db = DbArg(s, a[0]);

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "schema/bootstrap.h"
+#include "store/listeners.h"
 #include "tx/tx.h"
 #include "tx/write.h"
 
@@ -478,7 +479,26 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     c->schema_gen += 1;
     Publish(s, c->schema_gen);
   }
+  {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    if (listeners_) listeners_->Committed(out->report);
+  }
   return std::move(out->report);
+}
+
+std::shared_ptr<Listeners> StoreImpl::listeners() {
+  std::lock_guard<std::mutex> lock(listeners_mu_);
+  if (!listeners_) listeners_ = std::make_shared<Listeners>(this);
+  return listeners_;
+}
+
+StoreImpl::~StoreImpl() {
+  std::shared_ptr<Listeners> l;
+  {
+    std::lock_guard<std::mutex> lock(listeners_mu_);
+    l = listeners_;
+  }
+  if (l) l->Shutdown();  // its thread reads through this store
 }
 
 }  // namespace mentat

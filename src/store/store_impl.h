@@ -22,6 +22,8 @@ namespace pull {
 struct Pattern;
 }  // namespace pull
 
+class Listeners;
+
 class StoreImpl {
  public:
   // One SQLite connection and what it knows about its snapshot.
@@ -156,6 +158,10 @@ class StoreImpl {
   // automatic pass after a query never waits on, or deadlocks with, a writer.
   Result<std::vector<IndexAction>> TuneIndexes(bool dry_run, bool only_if_idle = false);
 
+  // Store::listen's registry (listeners.h), created at the first listener.
+  std::shared_ptr<Listeners> listeners();
+  ~StoreImpl();
+
  private:
   StoreImpl() = default;
   Result<std::unique_ptr<Conn>> NewConn();
@@ -194,6 +200,8 @@ class StoreImpl {
   std::atomic<bool> ever_cached_{false};  // lets queries of a store without caches skip the lock
   ValueCounts value_counts_;
   IndexAdvisor advisor_{AutoIndex::kSchema};
+  std::mutex listeners_mu_;
+  std::shared_ptr<Listeners> listeners_;
 };
 
 // Wall clock in microseconds since the epoch.

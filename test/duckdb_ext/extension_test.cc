@@ -23,13 +23,14 @@ TEST_F(ExtensionTest, LoadsAndRegistersFunctions) {
       Run("SELECT function_name || ' ' || function_type || ' ' || n FROM (SELECT function_name, "
           "function_type, count(*) AS n FROM duckdb_functions() WHERE function_name LIKE 'edn_%' "
           "GROUP BY ALL) ORDER BY 1");
-  ASSERT_EQ(r.rows.size(), 6u);
+  ASSERT_EQ(r.rows.size(), 7u);
   EXPECT_EQ(r.Cell(0, 0), "edn_datoms scalar 2");
   EXPECT_EQ(r.Cell(1, 0), "edn_eval scalar 1");
   EXPECT_EQ(r.Cell(2, 0), "edn_explain scalar 1");
-  EXPECT_EQ(r.Cell(3, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
-  EXPECT_EQ(r.Cell(4, 0), "edn_q table 1");
-  EXPECT_EQ(r.Cell(5, 0), "edn_t scalar 2");
+  EXPECT_EQ(r.Cell(3, 0), "edn_log scalar 3");
+  EXPECT_EQ(r.Cell(4, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
+  EXPECT_EQ(r.Cell(5, 0), "edn_q table 1");
+  EXPECT_EQ(r.Cell(6, 0), "edn_t scalar 2");
 }
 
 TEST_F(ExtensionTest, TransactReturnsJsonReport) {
@@ -94,6 +95,22 @@ TEST_F(ExtensionTest, EdnFormatAndDatoms) {
               ::testing::MatchesRegex(R"(\[\[65536,":person/name","Ann",[0-9]+,true\]\])"));
   EXPECT_THAT(Error("SELECT edn_datoms(" + p + ", ':nope', '')"), HasSubstr("edn_datoms"));
   EXPECT_THAT(Error("SELECT edn_t(" + p + ", '[]', 'yaml')"), HasSubstr("'json' or 'edn'"));
+}
+
+TEST_F(ExtensionTest, LogListsTransactions) {
+  std::string p = Quote(Path("log.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  Run("SELECT edn_t(" + p + ", '[{:db/id \"a\" :person/name \"Ann\" :person/age 30}]')");
+  Run("SELECT edn_t(" + p + ", '[[:db/add [:person/name \"Ann\"] :person/age 31]]')");
+  auto r = Run("SELECT edn_log(" + p + ", '2', 'nil', 'edn'), edn_log(" + p + ", '3', '', 'json')");
+  EXPECT_THAT(r.Cell(0, 0), HasSubstr("{:data [[65536 :person/name \"Ann\" 268435458 true] "
+                                      "[65536 :person/age 30 268435458 true]"));
+  EXPECT_THAT(r.Cell(0, 0), HasSubstr(":t 3"));
+  EXPECT_THAT(r.Cell(0, 1), HasSubstr("[65536,\":person/age\",30,268435459,false]"));
+  EXPECT_THAT(r.Cell(0, 1), HasSubstr("[65536,\":person/age\",31,268435459,true]"));
+  EXPECT_EQ(Run("SELECT edn_log(" + p + ", '9', NULL) IS NULL").Cell(0, 0), "true");
+  EXPECT_EQ(Run("SELECT edn_log(" + p + ", '9', '', 'edn')").Cell(0, 0), "[]");
+  EXPECT_THAT(Error("SELECT edn_log(" + p + ", ':x', '')"), HasSubstr("a log bound"));
 }
 
 TEST_F(ExtensionTest, ExplainShowsThePlan) {

@@ -165,8 +165,13 @@ SELECT 'memory=' || edn_q('', '[:find ?e . :where [?e :db/ident :db/ident]]', NU
 SELECT 'memory_tx=' || json_extract(edn_t('', '[{:db/ident :x/y}]'), '\$.tx_id');
 SELECT 'memory_fresh=' || edn_q(':memory:', '[:find ?e . :where [?e :db/ident :x/y]]', NULL);
 SELECT 'version=' || mentat_version();
+SELECT 'log=' || (edn_log('$DB', 2, 3, 'edn') LIKE '[{:data [%[$B :person/name "Bob" 268435458 true]%], :t 2, :tx-id 268435458, :tx-instant #inst "%"}]');
+SELECT 'log_json=' || json_extract(edn_log('$DB', '#inst "2000-01-01T00:00:00Z"'), '\$[0].":t"');
+SELECT 'log_open=' || json_array_length(edn_log('$DB'));
 SQL
 )"
+has_line "edn_log: one transaction, EDN" 'log=1' "$out"
+has_line "edn_log: from an instant" 'log_json=1' "$out"
 has_line "datoms JSON" "datoms=[[$B,\":person/age\",25,268435458,true]]" "$out"
 has_line "datoms EDN" "datoms_edn=[[$B :person/name \"Bob\" 268435458 true]]" "$out"
 has_line "explain" 'explain=1' "$out"

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "input.h"
+#include "mentat/log.h"
 #include "session.h"
 
 namespace mentat::cli {
@@ -151,6 +152,39 @@ Status Session::Datoms(const std::string& rest) {
     rows.push_back(std::move(row));
   }
   PrintRows(out_, style_, {"e", "a", "v", "tx", "added"}, rows, edn::Value::Vector(std::move(all)));
+  return Status::OK();
+}
+
+Status Session::Log(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  MENTAT_ASSIGN_OR_RETURN(edn::Vec parts, edn::ReadAll(rest));
+  if (parts.size() > 2) return Status::InvalidArgument("usage: .log [FROM [TO]]");
+  std::optional<TxPoint> bounds[2];
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const edn::Value& p = parts[i];
+    if (p.is_nil()) continue;
+    if (p.is_int() && p.as_int() >= 0) {
+      bounds[i] = TxPoint::Tx(p.as_int());
+    } else if (p.is_inst()) {
+      bounds[i] = TxPoint::Instant(p.as_inst_micros());
+    } else {
+      return Status::InvalidArgument("expected a tx id, a t, an #inst or nil, got " +
+                                     edn::Print(p));
+    }
+  }
+  MENTAT_ASSIGN_OR_RETURN(auto txs, store_->tx_range(bounds[0], bounds[1]));
+  auto schema = store_->schema();
+  edn::Value log = LogToEdn(txs, *schema);
+  std::vector<std::vector<edn::Value>> rows;
+  for (const edn::Value& tx : log.items()) {
+    const edn::Value& t = *tx.get(Kw("t"));
+    for (const edn::Value& d : tx.get(Kw("data"))->items()) {
+      std::vector<edn::Value> row = {t};
+      row.insert(row.end(), d.items().begin(), d.items().end());
+      rows.push_back(std::move(row));
+    }
+  }
+  PrintRows(out_, style_, {"t", "e", "a", "v", "tx", "added"}, rows, log);
   return Status::OK();
 }
 

@@ -39,6 +39,10 @@ const std::vector<CommandInfo>& Commands() {
       {".datoms", nullptr, "INDEX [COMPONENTS...]",
        "print the datoms of an index whose leading components match",
        "INDEX is :eavt, :aevt, :avet or :vaet. Example: .datoms :avet :person/name \"Ada\""},
+      {".log", nullptr, "[FROM [TO]]", "print the transactions from FROM up to TO (the log)",
+       "FROM and TO are tx ids, t values (1 is the first transaction), #inst instants or\n"
+       "nil (open); FROM is included, TO is not (Datomic's tx-range). Each datom is a\n"
+       "row [t e a v tx added]. Example: .log 1 3"},
       {".schema", nullptr, "[ATTR]", "print the schema (or one attribute)", ""},
       {".stats", nullptr, "", "print datom counts per attribute and the store's size", ""},
       {".check", nullptr, "", "check the store for damage and broken invariants",
@@ -226,6 +230,7 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".pull") return Pull(rest);
   if (cmd == ".entity") return Entity(rest);
   if (cmd == ".datoms") return Datoms(rest);
+  if (cmd == ".log") return Log(rest);
   if (cmd == ".schema") return Schema(rest);
   if (cmd == ".stats") return Stats(rest);
   if (cmd == ".check") return Check(rest);

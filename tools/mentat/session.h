@@ -90,6 +90,7 @@ class Session {
   Status Pull(const std::string& rest);
   Status Entity(const std::string& rest);
   Status Datoms(const std::string& rest);
+  Status Log(const std::string& rest);
   Status Schema(const std::string& rest);
   Status Stats(const std::string& rest);
   Status Check(const std::string& rest);
