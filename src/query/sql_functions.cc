@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -206,6 +208,16 @@ void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
 
 // mentat_re_find_group(pattern, s, i) / mentat_re_matches_group: group i of the match
 // (0: the whole match), NULL when there is no match or the group took no part.
+// A row asks for group 0, 1, ... of one subject in turn: the last match is kept per
+// thread, so the pattern runs once per row, not once per group.
+struct LastGroups {
+  RegexPtr re;
+  bool whole = false;
+  std::string subject;
+  bool ok = false;
+  std::vector<std::optional<std::string>> groups;
+};
+
 void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   RegexPtr re = RegexArg(ctx, argv);
   if (!re) return;
@@ -213,12 +225,21 @@ void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
                      static_cast<size_t>(sqlite3_value_bytes(argv[1])));
   int64_t g = sqlite3_value_int64(argv[2]);
-  regex::Match m;
-  bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
-  if (!ok || g < 0 || static_cast<size_t>(g) >= m.groups.size() ||
-      !m.groups[static_cast<size_t>(g)])
+  thread_local LastGroups last;
+  if (last.re != re || last.whole != whole || last.subject != s) {
+    regex::Match m;
+    last.ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
+    last.groups.clear();
+    for (const auto& x : m.groups)
+      last.groups.push_back(x ? std::optional<std::string>(std::string(*x)) : std::nullopt);
+    last.re = re;
+    last.whole = whole;
+    last.subject.assign(s);
+  }
+  if (!last.ok || g < 0 || static_cast<size_t>(g) >= last.groups.size() ||
+      !last.groups[static_cast<size_t>(g)])
     return sqlite3_result_null(ctx);
-  ResultString(ctx, std::string(*m.groups[static_cast<size_t>(g)]));
+  ResultString(ctx, *last.groups[static_cast<size_t>(g)]);
 }
 
 void ReFindGroupFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReGroupFn(ctx, argv, false); }
