@@ -32,10 +32,8 @@
 
 #include "duckdb_api.h"
 #include "mentat/log.h"
-#include "mentat/store.h"
-#ifdef MENTAT_DUCKDB_WITH_SCRIPT
 #include "mentat/script.h"
-#endif
+#include "mentat/store.h"
 #include "results.h"
 #include "store_cache.h"
 #include "vectors.h"
@@ -171,15 +169,11 @@ Result<Text> Explain(const Row& row) {
 Result<Text> Eval(const Row& row) {
   auto path = row.Text(0), source = row.Text(1);
   if (!path || !source) return Text();
-#ifdef MENTAT_DUCKDB_WITH_SCRIPT
   MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kCreate));
   script::Interpreter interpreter;
   interpreter.SetStore(store.get(), "conn");
   MENTAT_ASSIGN_OR_RETURN(std::string out, interpreter.EvalToString(*source));
   return Text(std::move(out));
-#else
-  return Status::Unsupported("scripting is not available in this build of mentat");
-#endif
 }
 
 Result<Text> Datoms(const Row& row) {

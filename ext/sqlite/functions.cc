@@ -6,11 +6,9 @@
 #include <string>
 
 #include "calls.h"
-#ifdef MENTAT_SQLITE_EXT_SCRIPT
-#include "mentat/script.h"
-#endif
 #include "json_shapes.h"
 #include "mentat/log.h"
+#include "mentat/script.h"
 
 namespace mentat::sqlite_ext {
 
@@ -165,7 +163,6 @@ void EdnEval(sqlite3_context* c, int, sqlite3_value** argv) {
     auto db_path = TextArg(argv[0]);
     auto source = TextArg(argv[1]);
     if (!source) return Null();
-#ifdef MENTAT_SQLITE_EXT_SCRIPT
     MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kWrite));
     script::Interpreter interpreter;
     interpreter.SetStore(ref.get(), "");
@@ -184,10 +181,6 @@ void EdnEval(sqlite3_context* c, int, sqlite3_value** argv) {
       return Status(out.status().code(), msg);
     }
     return Text(std::move(*out));
-#else
-    (void)db_path;
-    return Status::Unsupported("scripting is not available in this build of mentat");
-#endif
   });
 }
 

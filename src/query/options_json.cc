@@ -79,9 +79,7 @@ Result<TxPoint> ToPoint(const json& j, const char* key) {
 
 }  // namespace
 
-// Weak while src/store/query_glue.cc still carries a stub.
-__attribute__((weak)) Result<QueryOptions> options_from_json(std::string_view query,
-                                                             std::string_view text) {
+Result<QueryOptions> options_from_json(std::string_view query, std::string_view text) {
   QueryOptions opts;
   json j;
   size_t first = text.find_first_not_of(" \t\r\n");

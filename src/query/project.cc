@@ -308,10 +308,7 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
 
 namespace mentat {
 
-// Weak while src/store/query_glue.cc still carries a stub (remove MENTAT_WEAK then).
-#define MENTAT_WEAK __attribute__((weak))
-
-MENTAT_WEAK edn::Value QueryResult::ToEdn() const {
+edn::Value QueryResult::ToEdn() const {
   using edn::Value;
   auto row_value = [&](const std::vector<Value>& row) {
     if (!map_keys.empty()) {

@@ -291,8 +291,6 @@ TEST(OptionsFromJson, ShapesAndErrors) {
       R"({"inputs": [1, [":k/w", "s"], [1.5, true], [[1, 2]], "[[(r ?x) [?x :a/b _]]]"],
           "asOf": 5, "since": "2025-01-01T00:00:00Z", "history": true, "timeout": 9,
           "planner": false})");
-  if (!o.ok() && o.status().code() == Code::kUnsupported)
-    GTEST_SKIP() << "src/store/query_glue.cc still carries the options_from_json stub";
   ASSERT_TRUE(o.ok()) << o.status().ToString();
   ASSERT_EQ(o->inputs.size(), 5u);
   EXPECT_EQ(edn::Print(o->inputs[0].value), "1");

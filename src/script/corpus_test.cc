@@ -41,27 +41,12 @@ std::string ReadFile(const fs::path& p) {
   return ss.str();
 }
 
-bool StoreFeature(const std::string& what) {
-  auto store = Store::open("");
-  if (!store.ok()) return false;
-  Status st = what == "query"
-                  ? (*store)->q("[:find ?e . :where [?e :db/ident :db/ident]]").status()
-                  : (*store)->pull("[:db/ident]", edn::Value::Keyword("db/ident")).status();
-  return st.code() != Code::kUnsupported;
-}
-
 class Corpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Corpus, Script) {
   fs::path clj = CorpusDir() / (GetParam() + ".clj");
   fs::path out = CorpusDir() / (GetParam() + ".out");
   std::string source = ReadFile(clj);
-  for (const char* feature : {"query", "pull"}) {
-    std::string marker = std::string(";; requires: ") + feature;
-    if (source.rfind(marker, 0) == 0 && !StoreFeature(feature)) {
-      GTEST_SKIP() << feature << " is not available yet";
-    }
-  }
   Interpreter in;
   Result<std::string> r = in.EvalToString(source);
   std::string actual = in.TakeOutput();

@@ -24,18 +24,6 @@ const char* kSchema = R"(
                  [:tempids "a"]))
 )";
 
-bool Available(const char* what) {
-  auto store = Store::open("");
-  if (!store.ok()) return false;
-  Status st = std::string(what) == "query"
-                  ? (*store)->q("[:find ?e . :where [?e :db/ident :db/ident]]").status()
-                  : (*store)->pull("[:db/ident]", edn::Value::Keyword("db/ident")).status();
-  return st.code() != Code::kUnsupported;
-}
-
-#define REQUIRE(what) \
-  if (!Available(what)) GTEST_SKIP() << what " is not available yet"
-
 class StoreScript : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -83,7 +71,6 @@ TEST_F(StoreScript, DbIsAValueNotTheConnection) {
 }
 
 TEST_F(StoreScript, DbIsAValueForQueries) {
-  REQUIRE("query");
   EXPECT_EQ(Ev("(def before (mentat.store/db conn)) "
                "(mentat.store/transact conn [{:p/name \"Zed\"}]) "
                "(def query '[:find (count ?e) . :where [?e :p/name]]) "
@@ -128,7 +115,6 @@ TEST_F(StoreScript, HistoryDatoms) {
 }
 
 TEST_F(StoreScript, HistoryQuery) {
-  REQUIRE("query");
   EXPECT_EQ(Ev("(mentat.store/transact conn [{:db/id ada :p/age 31}]) "
                "(mentat.store/q (mentat.store/history (mentat.store/db conn)) "
                "  '[:find ?v ?added :in $ ?e :where [?e :p/age ?v ?tx ?added]] ada)"),
@@ -193,7 +179,6 @@ TEST_F(StoreScript, AsOfAndSinceReflectTheBasis) {
 }
 
 TEST_F(StoreScript, QueryInputsOfEveryBindingForm) {
-  REQUIRE("query");
   ASSERT_EQ(
       Ev("(mentat.store/transact conn [{:p/name \"Bo\" :p/age 40} {:p/name \"Cy\" :p/age 50}]) "
          "(def db (mentat.store/db conn)) :ok"),
@@ -233,7 +218,6 @@ TEST_F(StoreScript, QueryInputsOfEveryBindingForm) {
 }
 
 TEST_F(StoreScript, Pull) {
-  REQUIRE("pull");
   EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/db conn) ada [:p/name :p/age])"),
             "{:p/age 30, :p/name \"Ada\"}");
   EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/db conn) [:p/name] [:p/name \"Ada\"])"),
@@ -330,7 +314,6 @@ TEST_F(StoreScript, HistoryDbIsNotAnEntity) {
 
 // q and pull work on history dbs (issue 10); pull reads the entity at the db's time bounds.
 TEST_F(StoreScript, PullOnAHistoryDb) {
-  REQUIRE("pull");
   EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/history (mentat.store/db conn)) ada [:p/age])"),
             "{:p/age 30}");
   EXPECT_EQ(Ev("(mentat.store/pull (mentat.store/history (mentat.store/db conn)) [:p/name] ada)"),
@@ -338,7 +321,6 @@ TEST_F(StoreScript, PullOnAHistoryDb) {
 }
 
 TEST_F(StoreScript, PullMany) {
-  REQUIRE("pull");
   EXPECT_EQ(Ev("(mentat.store/pull-many (mentat.store/db conn) [:p/age] [ada [:p/name \"Ada\"]])"),
             "[{:p/age 30} {:p/age 30}]");
 }

@@ -47,26 +47,12 @@ class QueryTest : public DuckTest {
     path_ = Quote(Path("people.db"));
     Run("SELECT edn_t(" + path_ + ", " + Quote(kSchema) + ")");
     auto report = Run("SELECT edn_t(" + path_ + ", " + Quote(kPeople) + ")");
-    // Skip (not fail) while the query engine is not linked into this build.
-    auto probe = con_->Query("SELECT * FROM edn_q(" + path_ +
-                             ", '[:find ?e :where [?e :person/age _]]', '{}')");
-    if (!probe.ok() && probe.status().message().find("not available") != std::string::npos) {
-      GTEST_SKIP() << "queries are not available in this build";
-    }
   }
   // SELECT * FROM edn_q(path, query, options) ORDER BY ALL.
   QueryOutput Q(const std::string& query, const std::string& options = "{}",
                 const std::string& select = "*") {
     return Run("SELECT " + select + " FROM edn_q(" + path_ + ", " + Quote(query) + ", " +
                Quote(options) + ") ORDER BY ALL");
-  }
-  // Skips the test when the build's pull (or pull in :find) reports itself unavailable.
-  bool PullUnavailable(const std::string& sql) {
-    auto r = con_->Query(sql);
-    if (r.ok()) return false;
-    const std::string& m = r.status().message();
-    return m.find("not available") != std::string::npos ||
-           m.find("not supported yet") != std::string::npos;
   }
   std::string path_;
 };
@@ -153,10 +139,6 @@ TEST_F(QueryTest, ShapesAggregatesAndInputs) {
 }
 
 TEST_F(QueryTest, PullInFindIsJson) {
-  if (PullUnavailable("SELECT * FROM edn_q(" + path_ +
-                      ", '[:find (pull ?e [*]) :where [?e :person/age _]]', '{}')")) {
-    GTEST_SKIP() << "pull in :find is not available in this build";
-  }
   auto r = Q("[:find (pull ?e [:person/name :person/age]) :where [?e :person/name \"Ann\"]]");
   ASSERT_EQ(r.rows.size(), 1u);
   EXPECT_EQ(r.Cell(0, 0), R"({":person/age":31,":person/name":"Ann"})");
@@ -225,9 +207,6 @@ TEST_F(QueryTest, QueryErrorsBecomeDuckdbErrors) {
 }
 
 TEST_F(QueryTest, PullReturnsJson) {
-  if (PullUnavailable("SELECT edn_pull(" + path_ + ", '[*]', 65536)")) {
-    GTEST_SKIP() << "pull is not available in this build";
-  }
   auto r = Run("SELECT edn_pull(" + path_ +
                ", '[:person/name :person/age]', 65536), "
                "edn_pull(" +
@@ -246,9 +225,6 @@ TEST_F(QueryTest, PullReturnsJson) {
 }
 
 TEST_F(QueryTest, PullErrorsBecomeDuckdbErrors) {
-  if (PullUnavailable("SELECT edn_pull(" + path_ + ", '[*]', 65536)")) {
-    GTEST_SKIP() << "pull is not available in this build";
-  }
   EXPECT_THAT(Error("SELECT edn_pull(" + path_ + ", '[:person/name', 65536)"),
               HasSubstr("edn_pull"));
   EXPECT_THAT(Error("SELECT edn_pull(" + path_ + ", '[:person/nope]', 65536)"),
@@ -287,9 +263,6 @@ TEST_F(QueryTest, ParallelCallsFromSeveralConnections) {
 }
 
 TEST_F(QueryTest, ScalarCallsRunOnSeveralDuckdbThreads) {
-  if (PullUnavailable("SELECT edn_pull(" + path_ + ", '[*]', 65536)")) {
-    GTEST_SKIP() << "pull is not available in this build";
-  }
   // Four row groups (DuckDB scans each on its own worker thread), 4,000 pulls.
   Run("SET threads = 4");
   Run("CREATE TABLE big AS SELECT i FROM range(480000) t(i)");

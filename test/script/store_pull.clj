@@ -1,4 +1,4 @@
-;; requires: pull
+;; Pull from scripts.
 (def conn (mentat.store/open))
 (mentat.store/transact conn
   [{:db/ident :item/name :db/valueType :db.type/string :db/cardinality :db.cardinality/one

@@ -75,10 +75,6 @@ has_line "since" 'since={"columns":["?a","?added"],"result":[[31,true]],"results
 has_line "history" 'history=[30,false];[30,true];[31,true]' "$out"
 
 # edn_pull: keys ":ns/name", always :db/id, refs {":db/id":n}, instants in microseconds.
-probe="$(sq :memory: "SELECT edn_pull('$DB', '[:person/name]', $A);")"
-if [[ "$probe" == *"pull is not available"* ]]; then
-  skip "edn_pull" "pull is not in this build"
-else
 out="$(sq :memory: <<SQL
 SELECT 'pull=' || edn_pull('$DB', '[:person/name :person/age :person/born :person/role]', $A);
 SELECT 'pull_ref=' || edn_pull('$DB', '[:person/friend]', $B);
@@ -96,15 +92,10 @@ has_line "pull by lookup ref" "pull_lookup={\":db/id\":$B,\":person/age\":25}" "
 has_line "pull by id as text" "pull_text_id={\":db/id\":$B,\":person/age\":25}" "$out"
 has_line "pull of nothing" 'pull_missing={":db/id":999999}' "$out"
 has_line "pull EDN" 'pull_edn={:person/born #inst "2024-01-02T03:04:05.123456Z", :person/name "Alice"}' "$out"
-fi
 out="$(sq :memory: "SELECT edn_q('$DB', '[:find (pull ?e [:person/name :person/born {:person/friend [:person/age]}]) . :where [?e :person/name \"Bob\"]]', NULL);" \
   "SELECT c1 FROM edn_rows('$DB', '[:find ?e (pull ?e [:person/name]) :where [?e :person/name \"Bob\"]]');")"
-if [[ "$out" == *"pull is not"* ]]; then
-  skip "(pull ...) in :find" "pull is not in this build"
-else
-  expect "(pull ...) in :find: nested objects, pull encoding" \
-    '{"result":{":person/friend":[{":person/age":31}],":person/name":"Bob"}}'$'\n''{":person/name":"Bob"}' "$out"
-fi
+expect "(pull ...) in :find: nested objects, pull encoding" \
+  '{"result":{":person/friend":[{":person/age":31}],":person/name":"Bob"}}'$'\n''{":person/name":"Bob"}' "$out"
 
 # edn_rows: real rows, typed columns, joins with ordinary tables.
 out="$(sq :memory: <<SQL
@@ -186,12 +177,8 @@ expect_match "mentat_version" '^version=[0-9]+\.[0-9]+\.[0-9]+' "$(grep '^versio
 
 # edn_eval: the store named by db_path is the script's default connection.
 out="$(sq :memory: "SELECT edn_eval('$DB', '(def c (mentat.store/open)) (mentat.store/transact c [{:person/name \"Dora\"}]) (count (mentat.store/q (mentat.store/db c) (quote [:find ?n :where [_ :person/name ?n]])))');")"
-if [[ "$out" == *"scripting is not available"* ]]; then
-  skip "edn_eval" "scripting is not in this build"
-else
-  expect "edn_eval" "4" "$out"
-  out="$(sq :memory: "SELECT edn_q('$DB', '[:find ?e . :where [?e :person/name \"Dora\"]]', NULL) IS NOT NULL;")"
-  expect "edn_eval wrote to db_path" "1" "$out"
-fi
+expect "edn_eval" "4" "$out"
+out="$(sq :memory: "SELECT edn_q('$DB', '[:find ?e . :where [?e :person/name \"Dora\"]]', NULL) IS NOT NULL;")"
+expect "edn_eval wrote to db_path" "1" "$out"
 
 finish
