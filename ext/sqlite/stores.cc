@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "store/store_impl.h"
+#include "store/host.h"
 
 namespace mentat::sqlite_ext {
 
@@ -131,7 +131,7 @@ StoreRef::~StoreRef() {
   if (access_ == Access::kWrite && host_in_txn_) host_->host_dirty = true;
   // Without the close hook, no statement of ours may outlive the call: the host may close
   // its connection next.
-  if (!host_->close_hook) host_->host_store->impl()->ReleaseStatements();
+  if (!host_->close_hook) ReleaseHostStatements(host_->host_store.get());
 }
 
 Result<StoreRef> AcquireStore(HostContext* ctx, const std::optional<std::string>& db_path,

@@ -55,6 +55,8 @@ Result<std::unique_ptr<Store>> OpenStoreOnConnection(sqlite3* db, const Options&
   return store;
 }
 
+void ReleaseHostStatements(Store* store) { store->impl()->ReleaseStatements(); }
+
 StoreImpl::Lease::~Lease() {
   if (c_) s_->Release(std::move(c_));
 }

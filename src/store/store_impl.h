@@ -13,6 +13,7 @@
 #include "storage/format.h"
 #include "storage/sqlite.h"
 #include "store/attr_cache.h"
+#include "store/host.h"
 #include "store/index_advisor.h"
 #include "store/value_counts.h"
 
@@ -206,9 +207,5 @@ class StoreImpl {
 
 // Wall clock in microseconds since the epoch.
 int64_t NowMicros();
-
-// Opens a public Store over a borrowed connection (StoreImpl::OpenBorrowed), for the SQLite
-// extension's host mode. Same contract as OpenBorrowed.
-Result<std::unique_ptr<Store>> OpenStoreOnConnection(sqlite3* db, const Options& options);
 
 }  // namespace mentat
