@@ -117,6 +117,7 @@ struct Compiled {
   // Projection.
   std::vector<ProjElem> find;
   bool cpp_mode = false;                    // aggregates, ordering and limits done in C++
+  bool limit_after_decode = false;          // :offset/:limit after decoded duplicates go
   std::vector<OutCol> row_vars;             // C++ mode: the decoded variables of each SQL row
   std::vector<int> group_elems;             // C++ mode: find elements that group
   std::vector<std::pair<int, bool>> order;  // C++ mode: (find element, desc)

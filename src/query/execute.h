@@ -77,6 +77,9 @@ class Execution {
   const DbView& View(const std::string& src) const;
   edn::Value Decode(const storage::Statement& st, const OutCol& oc) const;
   Result<QueryResult> Project(std::vector<std::vector<edn::Value>> rows);
+  // :offset and :limit applied to decoded rows (C++ aggregates, or a per-row typed result
+  // whose duplicates only show once decoded).
+  Status OffsetAndLimit(std::vector<std::vector<edn::Value>>* rows) const;
   Status Pull(std::vector<std::vector<edn::Value>>* rows);
 
   const ExecContext& ctx_;

@@ -186,6 +186,26 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
   return Status::OK();
 }
 
+Status Execution::OffsetAndLimit(std::vector<std::vector<edn::Value>>* rows) const {
+  auto slot_int = [&](int slot, std::optional<int64_t> fixed) -> Result<std::optional<int64_t>> {
+    if (fixed) return fixed;
+    if (slot < 0) return std::optional<int64_t>();
+    const edn::Value* v = SlotValue(slot);
+    if (!v || !v->is_int() || v->as_int() < 0)
+      return Status::InvalidArgument(":limit/:offset input must be a non-negative integer");
+    return std::optional<int64_t>(v->as_int());
+  };
+  MENTAT_ASSIGN_OR_RETURN(auto offset, slot_int(c_.offset_slot, c_.offset));
+  MENTAT_ASSIGN_OR_RETURN(auto limit, slot_int(c_.limit_slot, c_.limit));
+  if (offset) {
+    size_t o = std::min(rows->size(), static_cast<size_t>(*offset));
+    rows->erase(rows->begin(), rows->begin() + static_cast<long>(o));
+  }
+  if (limit && rows->size() > static_cast<size_t>(*limit))
+    rows->resize(static_cast<size_t>(*limit));
+  return Status::OK();
+}
+
 Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows) {
   QueryResult r;
   switch (q_.find_kind) {
@@ -279,22 +299,9 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
                          return false;
                        });
     }
-    auto slot_int = [&](int slot, std::optional<int64_t> fixed) -> Result<std::optional<int64_t>> {
-      if (fixed) return fixed;
-      if (slot < 0) return std::optional<int64_t>();
-      const edn::Value* v = SlotValue(slot);
-      if (!v || !v->is_int() || v->as_int() < 0)
-        return Status::InvalidArgument(":limit/:offset input must be a non-negative integer");
-      return std::optional<int64_t>(v->as_int());
-    };
-    MENTAT_ASSIGN_OR_RETURN(auto offset, slot_int(c_.offset_slot, c_.offset));
-    MENTAT_ASSIGN_OR_RETURN(auto limit, slot_int(c_.limit_slot, c_.limit));
-    if (offset) {
-      size_t o = std::min(rows.size(), static_cast<size_t>(*offset));
-      rows.erase(rows.begin(), rows.begin() + static_cast<long>(o));
-    }
-    if (limit && rows.size() > static_cast<size_t>(*limit))
-      rows.resize(static_cast<size_t>(*limit));
+    MENTAT_RETURN_IF_ERROR(OffsetAndLimit(&rows));
+  } else if (c_.limit_after_decode) {
+    MENTAT_RETURN_IF_ERROR(OffsetAndLimit(&rows));
   }
   if ((r.shape == QueryResult::Shape::kTuple || r.shape == QueryResult::Shape::kScalar) &&
       rows.size() > 1)
