@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "query/execute.h"
+#include "schema/names.h"
 
 namespace mentat::query {
 
@@ -157,10 +158,16 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
     const DbView& view = View(pe.pull_src);
     // An entity given as an ident (a keyword input the clauses did not type as a ref) is
     // pulled like its id; an ident that names nothing pulls nil.
+    // A lookup ref the same way ([:attr v], or [attr-id v]); one that finds nothing
+    // pulls nil too.
     for (auto& row : *rows) {
-      if (!row[i].is_keyword()) continue;
-      auto e = ctx_.schema->entid(row[i].str());
-      row[i] = e ? edn::Value::Int(*e) : edn::Value();
+      if (row[i].is_keyword()) {
+        auto e = ctx_.schema->entid(row[i].str());
+        row[i] = e ? edn::Value::Int(*e) : edn::Value();
+      } else if (schema::IsLookupRefShape(row[i])) {
+        MENTAT_ASSIGN_OR_RETURN(auto e, ResolveLookupRef(row[i], pe.pull_src));
+        row[i] = e ? edn::Value::Int(*e) : edn::Value();
+      }
     }
     if (ctx_.pull_many) {
       std::vector<Entid> eids;
