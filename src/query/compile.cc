@@ -1,7 +1,6 @@
 // The compile driver: inputs, analysis, projection (what the SELECT returns, where
 // aggregation happens), planning and SQL for the main query and the rule units.
 #include <algorithm>
-#include <functional>
 
 #include "query/analyze.h"
 #include "query/passes.h"
@@ -526,13 +525,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     // Values typed per row are selected with their attribute columns, so SQL cannot see
     // the duplicates the decoded result drops (project.cc): limit after decoding.
     bool per_row = false;
-    std::function<bool(const OutCol&)> typed_per_row = [&](const OutCol& oc) {
-      if (oc.attr_col >= 0) return true;
-      for (const OutCol& p : oc.parts)
-        if (typed_per_row(p)) return true;
-      return false;
-    };
-    for (const ProjElem& pe : out->find) per_row = per_row || typed_per_row(pe.out);
+    for (const ProjElem& pe : out->find) per_row = per_row || TypedByAttrColumn(pe.out);
     if (per_row && !single &&
         (out->limit || out->limit_slot >= 0 || out->offset || out->offset_slot >= 0)) {
       out->limit_after_decode = true;

@@ -220,4 +220,14 @@ struct OutCol {
   std::vector<OutCol> parts;
 };
 
+// Whether a value of `oc` is typed per row by an attribute column: SQL's DISTINCT then
+// sees that column too, so equal decoded values of two attributes stay two rows until
+// the executor folds them (project.cc), and a limit must wait for that (compile.cc).
+inline bool TypedByAttrColumn(const OutCol& oc) {
+  if (oc.attr_col >= 0) return true;
+  for (const OutCol& p : oc.parts)
+    if (TypedByAttrColumn(p)) return true;
+  return false;
+}
+
 }  // namespace mentat::query

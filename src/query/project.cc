@@ -23,13 +23,6 @@ struct VecHash {
   }
 };
 
-bool HasPerRowType(const OutCol& oc) {
-  if (oc.attr_col >= 0 || oc.slot >= 0) return true;
-  for (const OutCol& p : oc.parts)
-    if (HasPerRowType(p)) return true;
-  return false;
-}
-
 // A value whose type is decoded per row is selected with its attribute (or type) column,
 // so SQL's DISTINCT keeps "x" of :a/b and "x" of :a/c apart: the result is a set of the
 // decoded rows, the first of equal ones kept (the order is SQL's).
@@ -236,10 +229,10 @@ Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows
     bool per_row = false, sql_agg = false;
     for (const ProjElem& pe : c_.find) {
       if (pe.kind == FindElem::Kind::kAgg) sql_agg = !c_.cpp_mode;
-      if (!c_.cpp_mode && HasPerRowType(pe.out)) per_row = true;
+      if (!c_.cpp_mode && TypedByAttrColumn(pe.out)) per_row = true;
     }
     for (const OutCol& oc : c_.row_vars)
-      if (c_.cpp_mode && HasPerRowType(oc)) per_row = true;
+      if (c_.cpp_mode && TypedByAttrColumn(oc)) per_row = true;
     if (per_row && !sql_agg) DistinctDecoded(&rows);
   }
   if (c_.cpp_mode) {

@@ -194,12 +194,21 @@ RegexPtr RegexArg(sqlite3_context* ctx, sqlite3_value** argv) {
   return compiled;
 }
 
+// The subject of a regex function (argv[1]); false, with a NULL result, when it is not text.
+bool Subject(sqlite3_context* ctx, sqlite3_value** argv, std::string_view* s) {
+  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) {
+    sqlite3_result_null(ctx);
+    return false;
+  }
+  *s = std::string_view(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
+                        static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  return true;
+}
+
 void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   RegexPtr re = RegexArg(ctx, argv);
-  if (!re) return;
-  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
-  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
-                     static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  std::string_view s;
+  if (!re || !Subject(ctx, argv, &s)) return;
   regex::Match m;
   bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
   if (!ok) return sqlite3_result_null(ctx);
@@ -220,10 +229,8 @@ struct LastGroups {
 
 void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   RegexPtr re = RegexArg(ctx, argv);
-  if (!re) return;
-  if (sqlite3_value_type(argv[1]) != SQLITE_TEXT) return sqlite3_result_null(ctx);
-  std::string_view s(reinterpret_cast<const char*>(sqlite3_value_text(argv[1])),
-                     static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  std::string_view s;
+  if (!re || !Subject(ctx, argv, &s)) return;
   int64_t g = sqlite3_value_int64(argv[2]);
   thread_local LastGroups last;
   if (last.re != re || last.whole != whole || last.subject != s) {
