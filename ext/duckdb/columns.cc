@@ -45,7 +45,13 @@ ColumnType ColumnTypeOf(ValueType t) {
       return ColumnType::kBlob;
     case ValueType::kKeyword:
       return ColumnType::kKeyword;
+    case ValueType::kFloat:
+      return ColumnType::kDouble;
     case ValueType::kString:
+    case ValueType::kBigInt:  // arbitrary precision: as text ("123456789012345678901")
+    case ValueType::kBigDec:
+    case ValueType::kUri:
+    case ValueType::kSymbol:
       return ColumnType::kVarchar;
   }
   return ColumnType::kVarchar;
@@ -389,7 +395,10 @@ Column ElementColumn(const Value& e, const TypeFacts& facts) {
   } else if (fn == "avg" || fn == "median" || fn == "variance" || fn == "stddev") {
     t = ColumnType::kDouble;
   } else if (fn == "sum") {
-    t = vt == ColumnType::kBigInt ? ColumnType::kBigInt : ColumnType::kDouble;
+    // A VARCHAR of numbers is a bigint or bigdec column, whose sums are exact: as text.
+    t = vt == ColumnType::kBigInt    ? ColumnType::kBigInt
+        : vt == ColumnType::kVarchar ? ColumnType::kVarchar
+                                     : ColumnType::kDouble;
   } else if ((fn == "min" || fn == "max") && !has_n) {
     t = vt.value_or(ColumnType::kJson);
   }

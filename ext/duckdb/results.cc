@@ -96,7 +96,9 @@ std::string PullJson(const edn::Value& pulled) { return Dump(ToJson(pulled, Inst
 std::string QueryCellJson(const edn::Value& v) { return Dump(ToJson(v, InstantAs::kIso)); }
 
 std::string CellText(const edn::Value& v) {
-  if (v.is_string()) return v.str();
+  if (v.is_string() || v.kind() == edn::Kind::kUri || v.kind() == edn::Kind::kSymbol ||
+      v.kind() == edn::Kind::kBigInt || v.kind() == edn::Kind::kBigDec)
+    return v.str();
   if (v.is_keyword()) return ":" + v.str();
   return QueryCellJson(v);
 }

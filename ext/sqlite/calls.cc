@@ -108,6 +108,7 @@ void ResultValue(sqlite3_context* c, const edn::Value& v) {
     case edn::Kind::kBigInt:
     case edn::Kind::kBigDec:
     case edn::Kind::kSymbol:
+    case edn::Kind::kUri:
       text(v.str());
       return;
     case edn::Kind::kKeyword:

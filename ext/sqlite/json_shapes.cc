@@ -146,6 +146,7 @@ void Value(const edn::Value& v, Encoding enc, std::string* out) {
     case edn::Kind::kBigDec:
     case edn::Kind::kString:
     case edn::Kind::kSymbol:
+    case edn::Kind::kUri:
       String(v.str(), out);
       return;
     case edn::Kind::kChar: {

@@ -47,6 +47,7 @@ enum class Kind : uint8_t {
   kInst,   // #inst: microseconds since the Unix epoch, UTC
   kUuid,   // #uuid: 16 bytes
   kBytes,  // #bytes "hex": a byte string (mentat's bytes value type)
+  kUri,    // #uri "text": a URI (mentat's uri value type); the text in str()
 };
 
 const char* KindName(Kind kind);
@@ -89,6 +90,7 @@ class Value {
   static Value Inst(int64_t micros);
   static Value MakeUuid(const Uuid& u);
   static Value Bytes(std::string bytes);
+  static Value Uri(std::string text);
 
   Kind kind() const { return kind_; }
   Pos pos() const { return pos_; }
@@ -218,5 +220,10 @@ std::string FormatInstant(int64_t micros);
 Result<int64_t> ParseInstant(std::string_view text);
 std::string FormatUuid(const Uuid& u);
 Result<Uuid> ParseUuid(std::string_view text);
+// Checks the text of a #uri: a URI reference of RFC 3986 (absolute, with a valid scheme,
+// or relative), non-empty, with no spaces, control characters, or characters a URI must
+// escape ("<>\\^`{|}), and '%' only before two hex digits. Non-ASCII UTF-8 is allowed
+// (java.net.URI's "other" characters).
+Status CheckUri(std::string_view text);
 
 }  // namespace mentat::edn

@@ -25,11 +25,20 @@ enum class ValueType : uint8_t {
   kInstant,
   kUuid,
   kBytes,
+  // Format 4 (doc/format.md "Value encoding"):
+  kBigInt,  // arbitrary-precision integer (EDN 1N)
+  kBigDec,  // arbitrary-precision decimal (EDN 1.5M)
+  kFloat,   // 32-bit float, read back as a double
+  kUri,     // #uri "..."
+  kSymbol,  // EDN symbol
 };
 
 // ":db.type/string" etc.
 const char* ValueTypeIdent(ValueType t);
 std::optional<ValueType> ValueTypeFromIdent(std::string_view ident);
+// The entity id of a value type's ident (:db.type/long is 15), and back.
+int64_t ValueTypeEntid(ValueType t);
+std::optional<ValueType> ValueTypeFromEntid(int64_t e);
 
 enum class Unique : uint8_t { kNone, kValue, kIdentity };
 
@@ -78,6 +87,16 @@ inline constexpr Entid kCardinalityOne = 22;
 inline constexpr Entid kCardinalityMany = 23;
 inline constexpr Entid kUniqueValue = 24;
 inline constexpr Entid kUniqueIdentity = 25;
+// Format 4 and later put the system entities they add in a reserved block at the top of
+// :db.part/db, [kSystemStart, kUserStart): user idents are allocated below it.
+inline constexpr Entid kSystemStart = 0xFF00;
+inline constexpr Entid kTypeBigInt = kSystemStart;  // :db.type/bigint .. :db.type/symbol
+inline constexpr Entid kTypeBigDec = kSystemStart + 1;
+inline constexpr Entid kTypeFloat = kSystemStart + 2;
+inline constexpr Entid kTypeUri = kSystemStart + 3;
+inline constexpr Entid kTypeSymbol = kSystemStart + 4;
+// One past the last system entity this build defines (ids up to it exist in every store).
+inline constexpr Entid kSystemEnd = kSystemStart + 5;
 // Partition starts (as Mozilla Mentat): schema, user entities, transactions.
 inline constexpr Entid kDbStart = 0;
 inline constexpr Entid kUserStart = 0x10000;

@@ -251,6 +251,21 @@ TEST(EdnReader, TaggedValues) {
   ASSERT_EQ(b.kind(), Kind::kBytes);
   EXPECT_EQ(b.str(), std::string("\x00\xff\x10\xab", 4));
   EXPECT_EQ(MustRead("#bytes \"\"").str(), "");
+  Value uri = MustRead("#uri \"https://example.org/a?b=c#d\"");
+  ASSERT_EQ(uri.kind(), Kind::kUri);
+  EXPECT_EQ(uri.str(), "https://example.org/a?b=c#d");
+  EXPECT_EQ(Print(uri), "#uri \"https://example.org/a?b=c#d\"");
+  EXPECT_EQ(MustRead("#uri \"../rel/path\"").str(), "../rel/path");
+  for (const char* bad :
+       {"#uri \"\"", "#uri \"a b\"", "#uri \"1x:y\"", "#uri \"x%zz\"", "#uri \"a<b\"", "#uri 12"}) {
+    auto r = Read(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("1:"), std::string::npos) << r.status().message();
+    }
+  }
+  EXPECT_LT(Compare(MustRead("#uri \"a:b\""), MustRead("#uri \"a:c\"")), 0);
+  EXPECT_GT(Compare(MustRead("#uri \"a:b\""), MustRead("#bytes \"00\"")), 0);
   // Whitespace, comments and discards may separate a tag from its string.
   EXPECT_EQ(MustRead("#inst ; c\n #_ 1 \"1970-01-01\"").as_inst_micros(), 0);
 }

@@ -332,6 +332,10 @@ void PrintScalar(const Value& v, std::string* out) {
     case Kind::kInst:
       out->append("#inst \"").append(FormatInstant(v.as_inst_micros())).push_back('"');
       return;
+    case Kind::kUri:
+      out->append("#uri ");
+      PrintString(v.str(), out);
+      return;
     case Kind::kUuid:
       out->append("#uuid \"").append(FormatUuid(v.as_uuid())).push_back('"');
       return;
@@ -464,6 +468,40 @@ std::string FormatUuid(const Uuid& u) {
     out.push_back(kHexDigits[u[i] & 15]);
   }
   return out;
+}
+
+Status CheckUri(std::string_view text) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("invalid uri " + QuoteForError(text) + ": " + why);
+  };
+  if (text.empty()) return bad("it is empty");
+  auto hex = [](char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c <= 0x20 || c == 0x7f)
+      return bad("a space or control character at offset " + std::to_string(i) +
+                 " must be escaped (%XX)");
+    if (c < 0x80 &&
+        std::string_view("\"<>\\^`{|}").find(static_cast<char>(c)) != std::string_view::npos)
+      return bad(std::string("'") + static_cast<char>(c) + "' at offset " + std::to_string(i) +
+                 " must be escaped (%XX)");
+    if (c == '%' && (i + 2 >= text.size() || !hex(text[i + 1]) || !hex(text[i + 2])))
+      return bad("'%' at offset " + std::to_string(i) + " is not followed by two hex digits");
+  }
+  // A ':' before any '/', '?' or '#' ends a scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ).
+  size_t colon = text.find(':');
+  if (colon != std::string_view::npos && colon < text.find_first_of("/?#")) {
+    auto alpha = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+    bool ok = colon > 0 && alpha(text[0]);
+    for (size_t i = 1; ok && i < colon; ++i)
+      ok = alpha(text[i]) || (text[i] >= '0' && text[i] <= '9') || text[i] == '+' ||
+           text[i] == '-' || text[i] == '.';
+    if (!ok)
+      return bad("the scheme before ':' must be a letter followed by letters, digits, +, - or .");
+  }
+  return Status::OK();
 }
 
 Result<Uuid> ParseUuid(std::string_view text) {

@@ -922,6 +922,8 @@ class ReaderImpl {
       known = "uuid";
     } else if (tag == "bytes") {
       known = "bytes";
+    } else if (tag == "uri") {
+      known = "uri";
     } else {
       return Fail(tag_pos, "unknown tag #" + Excerpt(tag));
     }
@@ -940,6 +942,9 @@ class ReaderImpl {
       Result<Uuid> u = ParseUuid(s);
       if (!u.ok()) return Fail(arg.pos(), u.status().message());
       *out = Value::MakeUuid(*u);
+    } else if (tag == "uri") {
+      if (Status st = CheckUri(s); !st.ok()) return Fail(arg.pos(), st.message());
+      *out = Value::Uri(s);
     } else {
       if (s.size() % 2 != 0) {
         return Fail(arg.pos(), "invalid #bytes: odd number of hex digits");

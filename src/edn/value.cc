@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "mentat/edn.h"
+#include "util/decimal.h"
 #include "util/named_order.h"
 
 namespace mentat::edn {
@@ -91,6 +92,8 @@ const char* KindName(Kind kind) {
       return "uuid";
     case Kind::kBytes:
       return "bytes";
+    case Kind::kUri:
+      return "uri";
   }
   return "unknown";
 }
@@ -131,8 +134,10 @@ int Rank(Kind k) {
       return 13;
     case Kind::kBytes:
       return 14;
+    case Kind::kUri:
+      return 15;
   }
-  return 15;
+  return 16;
 }
 
 template <typename T>
@@ -165,56 +170,9 @@ int CmpIntDouble(int64_t i, double d) {
   return frac > 0 ? -1 : (frac < 0 ? 1 : 0);
 }
 
-// A decimal number as sign, significant digits (no leading or trailing zeros) and an
-// exponent: value = 0.DIGITS * 10^exp. Zero has no digits.
-struct Decimal {
-  bool neg = false;
-  std::string digits;
-  int64_t exp = 0;
-};
+using decimal::Decimal;
 
-Decimal ParseDecimal(std::string_view t) {
-  Decimal d;
-  size_t i = 0;
-  if (i < t.size() && (t[i] == '+' || t[i] == '-')) d.neg = t[i++] == '-';
-  int64_t int_digits = 0;
-  bool seen_nonzero = false;
-  int64_t leading_frac_zeros = 0;
-  for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
-    if (t[i] != '0' || seen_nonzero) {
-      seen_nonzero = true;
-      d.digits.push_back(t[i]);
-      ++int_digits;
-    }
-  }
-  if (i < t.size() && t[i] == '.') {
-    for (++i; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
-      if (t[i] != '0' || seen_nonzero) {
-        seen_nonzero = true;
-        d.digits.push_back(t[i]);
-      } else {
-        ++leading_frac_zeros;
-      }
-    }
-  }
-  int64_t e = 0;
-  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
-    ++i;
-    bool eneg = false;
-    if (i < t.size() && (t[i] == '+' || t[i] == '-')) eneg = t[i++] == '-';
-    for (; i < t.size() && t[i] >= '0' && t[i] <= '9'; ++i) {
-      if (e < (int64_t{1} << 40)) e = e * 10 + (t[i] - '0');
-    }
-    if (eneg) e = -e;
-  }
-  while (!d.digits.empty() && d.digits.back() == '0') d.digits.pop_back();
-  if (d.digits.empty()) {
-    d.neg = false;
-    return d;
-  }
-  d.exp = (int_digits > 0 ? int_digits : -leading_frac_zeros) + e;
-  return d;
-}
+Decimal ParseDecimal(std::string_view t) { return decimal::Parse(t); }
 
 int CmpDecimalText(std::string_view a, std::string_view b) {
   Decimal x = ParseDecimal(a), y = ParseDecimal(b);
@@ -388,6 +346,9 @@ Value Value::MakeUuid(const Uuid& u) {
 Value Value::Bytes(std::string bytes) {
   return Value(Kind::kBytes, Rep(std::in_place_type<std::string>, std::move(bytes)));
 }
+Value Value::Uri(std::string text) {
+  return Value(Kind::kUri, Rep(std::in_place_type<std::string>, std::move(text)));
+}
 
 const Vec& Value::items() const {
   if (const auto* p = std::get_if<std::shared_ptr<const Vec>>(&rep_)) return **p;
@@ -461,6 +422,7 @@ int Compare(const Value& a, const Value& b) {
       return CompareNamed(a.str(), b.str());
     case Kind::kString:
     case Kind::kBytes:
+    case Kind::kUri:
       return CmpText(a.str(), b.str());
     case Kind::kList:
     case Kind::kVector:
@@ -497,6 +459,7 @@ bool operator==(const Value& a, const Value& b) {
     case Kind::kKeyword:
     case Kind::kSymbol:
     case Kind::kBytes:
+    case Kind::kUri:
       return a.str() == b.str();
     case Kind::kChar:
       return a.as_char() == b.as_char();
@@ -542,6 +505,7 @@ size_t Value::Hash() const {
     case Kind::kKeyword:
     case Kind::kSymbol:
     case Kind::kBytes:
+    case Kind::kUri:
       return Combine(h, HashText(str()));
     case Kind::kList:
     case Kind::kVector:

@@ -13,8 +13,11 @@ namespace {
 
 bool Compatible(VT a, VT b) {
   if (a == b || !IsStatic(a) || !IsStatic(b)) return true;
-  auto num = [](VT t) { return t == VT::kRef || t == VT::kLong || t == VT::kDouble; };
-  return num(a) && num(b);
+  auto num = [](VT t) {
+    return t == VT::kRef || t == VT::kLong || t == VT::kDouble || t == VT::kFloat;
+  };
+  auto dec = [](VT t) { return t == VT::kBigInt || t == VT::kBigDec; };
+  return (num(a) && num(b)) || (dec(a) && dec(b));
 }
 
 }  // namespace
@@ -39,6 +42,16 @@ const char* VTName(VT t) {
       return "uuid";
     case VT::kBytes:
       return "bytes";
+    case VT::kBigInt:
+      return "bigint";
+    case VT::kBigDec:
+      return "bigdec";
+    case VT::kFloat:
+      return "float";
+    case VT::kUri:
+      return "uri";
+    case VT::kSymbol:
+      return "symbol";
     case VT::kDynamic:
       return "value";
     case VT::kNumeric:
@@ -69,6 +82,14 @@ std::optional<VT> NaturalType(const edn::Value& v) {
       return VT::kUuid;
     case edn::Kind::kBytes:
       return VT::kBytes;
+    case edn::Kind::kBigInt:
+      return VT::kBigInt;
+    case edn::Kind::kBigDec:
+      return VT::kBigDec;
+    case edn::Kind::kUri:
+      return VT::kUri;
+    case edn::Kind::kSymbol:
+      return VT::kSymbol;
     case edn::Kind::kVector:
       if (v.size() == 2 && v.items()[0].is_keyword()) return VT::kRef;  // a lookup ref
       return std::nullopt;

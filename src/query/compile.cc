@@ -147,6 +147,14 @@ int ValueRank(ValueType t) {
       return 13;
     case ValueType::kBytes:
       return 14;
+    case ValueType::kBigInt:
+      return 3;
+    case ValueType::kBigDec:
+      return 4;
+    case ValueType::kSymbol:
+      return 8;
+    case ValueType::kUri:
+      return 15;
     default:
       return 2;
   }
@@ -162,7 +170,8 @@ std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, bool w
   std::string dir = desc ? " DESC" : "";
   int col = FirstCol(oc);
   std::string name = wrapped ? "c" + std::to_string(col) : std::to_string(col + 1);
-  if (oc.type == VT::kKeyword) return name + " COLLATE mentat_named" + dir;
+  if (oc.type == VT::kKeyword || oc.type == VT::kSymbol)
+    return name + " COLLATE mentat_named" + dir;
   if (oc.type != VT::kDynamic || oc.attr_col < 0 || oc.col < 0) return name + dir;
   *needs_wrap = true;
   if (!wrapped) return name + dir;
@@ -172,14 +181,16 @@ std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, bool w
   for (const auto& [id, attr] : schema.attributes()) {
     int r = ValueRank(attr.type);
     if (r != 2) rank += " WHEN " + std::to_string(id) + " THEN " + std::to_string(r);
-    if (attr.type == ValueType::kKeyword)
+    if (attr.type == ValueType::kKeyword || attr.type == ValueType::kSymbol)
       keywords += (keywords.empty() ? "" : ", ") + std::to_string(id);
   }
   for (ValueType t : {ValueType::kBoolean, ValueType::kString, ValueType::kKeyword,
-                      ValueType::kInstant, ValueType::kUuid, ValueType::kBytes})
+                      ValueType::kInstant, ValueType::kUuid, ValueType::kBytes, ValueType::kBigInt,
+                      ValueType::kBigDec, ValueType::kSymbol, ValueType::kUri})
     rank += " WHEN " + std::to_string(TypeCode(t)) + " THEN " + std::to_string(ValueRank(t));
   rank += " ELSE 2 END)";
-  keywords += (keywords.empty() ? "" : ", ") + std::to_string(TypeCode(ValueType::kKeyword));
+  keywords += (keywords.empty() ? "" : ", ") + std::to_string(TypeCode(ValueType::kKeyword)) +
+              ", " + std::to_string(TypeCode(ValueType::kSymbol));
   std::string is_kw = a + " IN (" + keywords + ")";
   return rank + dir + ", (CASE WHEN " + is_kw + " THEN NULL ELSE " + name + " END)" + dir +
          ", (CASE WHEN " + is_kw + " THEN " + name + " END) COLLATE mentat_named" + dir;
@@ -326,7 +337,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     if (!b)
       return ClauseError(Code::kInvalidArgument, f.form, "unbound variable " + f.var + " in :find");
     bool sqlable = kSqlAggs.count(f.fn) && !nform && b->type != VT::kTuple;
-    if ((f.fn == "sum" || f.fn == "avg") && !(b->type == VT::kLong || b->type == VT::kDouble))
+    if ((f.fn == "sum" || f.fn == "avg") &&
+        !(b->type == VT::kLong || b->type == VT::kDouble || b->type == VT::kFloat))
       sqlable = false;
     if ((f.fn == "min" || f.fn == "max") && (!IsStatic(b->type) || b->type == VT::kBoolean))
       sqlable = false;
@@ -548,7 +560,8 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     std::string c = "c" + std::to_string(pe.out.col);
     // min/max of keywords by namespace, then name (edn::Compare's order).
-    std::string coll = pe.out.type == VT::kKeyword ? " COLLATE mentat_named" : "";
+    std::string coll =
+        pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol ? " COLLATE mentat_named" : "";
     std::string e = pe.summed                   ? "sum(" + c + ")"
                     : pe.fn == "count"          ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"

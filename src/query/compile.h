@@ -38,13 +38,19 @@ enum class VT : uint8_t {
   kInstant,
   kUuid,
   kBytes,
+  kBigInt,
+  kBigDec,
+  kFloat,
+  kUri,
+  kSymbol,
   kDynamic,  // decoded per row by VarBind::attr: an attribute id, or TypeCode(type)
   kNumeric,  // a number: INTEGER decodes as a long, REAL as a double
   kAny,      // an input or constant, typed at run time by its EDN kind (VarBind::slot)
   kTuple,    // a tuple of parts (tuple/untuple)
 };
 inline VT FromValueType(ValueType t) { return static_cast<VT>(t); }
-inline bool IsStatic(VT t) { return static_cast<int>(t) <= static_cast<int>(VT::kBytes); }
+inline bool IsStatic(VT t) { return static_cast<int>(t) <= static_cast<int>(VT::kSymbol); }
+static_assert(static_cast<int>(VT::kSymbol) == static_cast<int>(ValueType::kSymbol));
 inline ValueType ToValueType(VT t) { return static_cast<ValueType>(t); }
 const char* VTName(VT t);
 // The natural type of an EDN constant (int -> long, keyword -> keyword, [a v] -> ref...).

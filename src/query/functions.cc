@@ -23,8 +23,13 @@ std::string BaseName(const std::string& fn) {
 }
 
 bool IsNumericType(VT t) {
-  return t == VT::kLong || t == VT::kDouble || t == VT::kNumeric || t == VT::kRef || !IsStatic(t);
+  return t == VT::kLong || t == VT::kDouble || t == VT::kFloat || t == VT::kNumeric ||
+         t == VT::kRef || !IsStatic(t);
 }
+
+// bigint and bigdec values are stored as order-preserving keys (util/decimal.h): they
+// compare with each other as they are, and with other numbers through mentat_decimal_key.
+bool IsDecimalType(VT t) { return t == VT::kBigInt || t == VT::kBigDec; }
 
 bool IsComparison(const std::string& f) {
   return f == "=" || f == "==" || f == "!=" || f == "not=" || f == "<" || f == "<=" || f == ">" ||
@@ -46,6 +51,12 @@ std::string StrOf(const VarBind& b) {
       return "mentat_fmt_inst(" + b.sql + ")";
     case VT::kUuid:
       return "mentat_fmt_uuid(" + b.sql + ")";
+    case VT::kBigInt:
+    case VT::kBigDec:
+      return "mentat_fmt_decimal(" + b.sql + ", " + (b.type == VT::kBigInt ? "1" : "0") + ")";
+    case VT::kUri:
+    case VT::kSymbol:
+      return b.sql;
     default:
       return "mentat_str(" + b.sql + ")";
   }
@@ -258,6 +269,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       if (IsStatic(w) && NaturalType(c.args[i].value) != w &&
           !(w == VT::kRef && NaturalType(c.args[i].value) == VT::kKeyword) &&
           !(w == VT::kDouble && NaturalType(c.args[i].value) == VT::kLong) &&
+          !(w == VT::kFloat && (NaturalType(c.args[i].value) == VT::kLong ||
+                                NaturalType(c.args[i].value) == VT::kDouble)) &&
           !(w == VT::kRef && NaturalType(c.args[i].value) == VT::kLong))
         w = VT::kAny;
       MENTAT_ASSIGN_OR_RETURN(out[i], ArgBind(s, c.args[i], w, c.form));
@@ -281,6 +294,12 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
   };
   auto require_numbers = [&](const std::vector<VarBind>& xs) -> Status {
     for (const auto& x : xs)
+      if (IsDecimalType(x.type))
+        return ClauseError(Code::kUnsupported, c.form,
+                           c.fn + " on " + VTName(x.type) +
+                               " values is not supported in queries (they compare, sort and "
+                               "aggregate with min, max, count, sum and avg)");
+    for (const auto& x : xs)
       if (!IsNumericType(x.type))
         return ClauseError(Code::kSchema, c.form,
                            "type mismatch: " + c.fn + " expects numbers, got a " + VTName(x.type));
@@ -298,15 +317,25 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
   if (IsComparison(fn)) {
     MENTAT_RETURN_IF_ERROR(arity(2, SIZE_MAX));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    bool decimals = false;
+    for (const auto& x : xs) decimals = decimals || IsDecimalType(x.type);
+    auto num = [&](VT t) {
+      return t == VT::kLong || t == VT::kDouble || t == VT::kFloat || t == VT::kRef ||
+             (decimals && IsDecimalType(t));
+    };
     for (size_t i = 0; i + 1 < n; ++i) {
       VT a = xs[i].type, b = xs[i + 1].type;
-      bool num_a = a == VT::kLong || a == VT::kDouble || a == VT::kRef;
-      bool num_b = b == VT::kLong || b == VT::kDouble || b == VT::kRef;
+      bool num_a = num(a), num_b = num(b);
       if (IsStatic(a) && IsStatic(b) && a != b && !(num_a && num_b))
         return ClauseError(
             Code::kSchema, c.form,
             std::string("type mismatch: cannot compare a ") + VTName(a) + " with a " + VTName(b));
     }
+    // Beside a bigint or bigdec, other numbers compare by their decimal keys.
+    if (decimals)
+      for (auto& x : xs)
+        if (!IsDecimalType(x.type) && x.type != VT::kTuple)
+          x.sql = "mentat_decimal_key(" + x.sql + ")";
     std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
     // Tuples compare elementwise (SQL row values), the shorter first when one is a prefix.
     bool tuples = false;

@@ -5,10 +5,10 @@
 //
 // Inputs are positional for the query's :in items after a leading `$`, shaped by them:
 // numbers are longs (entity ids in entity places), strings starting with ':' are
-// keywords, "#inst \"...\"" and "#uuid \"...\"" strings are instants and uuids, other
-// strings are strings, arrays are tuples, collections or relations (or lookup refs), and
-// a `%` input is the rule set as EDN text in a string. asOf and since take a tx id (a
-// number) or an instant (an RFC 3339 string, or "#inst ...").
+// keywords, "#inst \"...\"", "#uuid \"...\"" and "#uri \"...\"" strings are instants, uuids and
+// uris, other strings are strings, arrays are tuples, collections or relations (or lookup refs),
+// and a `%` input is the rule set as EDN text in a string. asOf and since take a tx id (a number)
+// or an instant (an RFC 3339 string, or "#inst ...").
 #include <nlohmann/json.hpp>
 
 #include "query/ast.h"
@@ -39,7 +39,7 @@ Result<edn::Value> ToEdn(const json& j, const std::string& where) {
     case json::value_t::string: {
       const std::string& s = j.get_ref<const std::string&>();
       if (s.size() > 1 && s[0] == ':') return edn::Value::Keyword(s.substr(1));
-      if (s.rfind("#inst ", 0) == 0 || s.rfind("#uuid ", 0) == 0) {
+      if (s.rfind("#inst ", 0) == 0 || s.rfind("#uuid ", 0) == 0 || s.rfind("#uri ", 0) == 0) {
         auto v = edn::Read(s);
         if (!v.ok()) return Bad(where + ": " + v.status().message());
         return *v;

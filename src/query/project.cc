@@ -4,12 +4,14 @@
 // semantics: every aggregate sees the values of its variable across the group's tuples).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "query/execute.h"
 #include "schema/names.h"
+#include "util/decimal.h"
 
 namespace mentat::query {
 
@@ -40,6 +42,8 @@ void DistinctDecoded(std::vector<std::vector<edn::Value>>* rows) {
 Result<double> Num(const edn::Value& v, const std::string& fn) {
   if (v.is_int()) return static_cast<double>(v.as_int());
   if (v.is_float()) return v.as_double();
+  if (v.kind() == edn::Kind::kBigInt || v.kind() == edn::Kind::kBigDec)
+    return std::strtod(v.str().c_str(), nullptr);
   return Status::InvalidArgument(fn + ": " + edn::Print(v) + " is not a number");
 }
 
@@ -60,6 +64,24 @@ Result<edn::Value> Aggregate(const std::string& fn, int64_t n, std::vector<edn::
     values.erase(std::unique(values.begin(), values.end()), values.end());
     if (fn == "distinct") return Value::Set(std::move(values));
     return Value::Int(static_cast<int64_t>(values.size()));
+  }
+  if (fn == "sum" && !values.empty() &&
+      (values[0].kind() == edn::Kind::kBigInt || values[0].kind() == edn::Kind::kBigDec)) {
+    // Exact sums of bigint and bigdec values (one attribute type: all of one kind).
+    decimal::Decimal total;
+    for (const auto& v : values) {
+      if (v.kind() != values[0].kind()) {
+        MENTAT_RETURN_IF_ERROR(Num(v, fn).status());
+        return Status::InvalidArgument(fn + ": cannot add " + edn::Print(v) + " to " +
+                                       edn::KindName(values[0].kind()) + " values");
+      }
+      auto next = decimal::Add(total, decimal::Parse(v.str()));
+      if (!next) return Status::InvalidArgument(fn + ": the sum needs more than 100,000 digits");
+      total = std::move(*next);
+    }
+    bool integer = values[0].kind() == edn::Kind::kBigInt;
+    std::string text = decimal::Format(total, integer);
+    return integer ? Value::BigInt(text) : Value::BigDec(text);
   }
   if (fn == "sum") {
     bool any_float = false;

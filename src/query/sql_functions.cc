@@ -3,6 +3,7 @@
 // statement with sqlite3_set_auxdata), and the entity sets of entity_sets.cc.
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +16,7 @@
 #include "mentat/status.h"
 #include "storage/sqlite_api.h"
 #include "util/case.h"
+#include "util/decimal.h"
 #include "util/named_order.h"
 #include "util/regex.h"
 
@@ -96,6 +98,43 @@ void StrFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
       ResultString(ctx, "");
       break;
   }
+}
+
+// mentat_decimal_key(x): the stored form (util/decimal.h) of a number compared with a
+// bigint or bigdec; a key (BLOB) as it is; NULL for anything else.
+void DecimalKeyFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  sqlite3_value* v = argv[0];
+  std::string text;
+  switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+      text = std::to_string(sqlite3_value_int64(v));
+      break;
+    case SQLITE_FLOAT: {
+      double d = sqlite3_value_double(v);
+      if (!std::isfinite(d)) return sqlite3_result_null(ctx);
+      char buf[64];  // the shortest text that reads back as d, as schema::DecimalKey
+      auto r = std::to_chars(buf, buf + sizeof buf, d);
+      text.assign(buf, r.ptr);
+      break;
+    }
+    case SQLITE_BLOB:
+      return sqlite3_result_value(ctx, v);
+    default:
+      return sqlite3_result_null(ctx);
+  }
+  std::string key = decimal::Key(decimal::Parse(text));
+  sqlite3_result_blob(ctx, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+}
+
+// mentat_fmt_decimal(key, integer): the text of a bigint (integer 1) or bigdec key, as str
+// prints it.
+void FmtDecimalFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) return sqlite3_result_null(ctx);
+  std::string_view key(static_cast<const char*>(sqlite3_value_blob(argv[0])),
+                       static_cast<size_t>(sqlite3_value_bytes(argv[0])));
+  auto d = decimal::FromKey(key);
+  if (!d) return sqlite3_result_null(ctx);
+  ResultString(ctx, decimal::Format(*d, sqlite3_value_int(argv[1]) != 0));
 }
 
 void FmtInstFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
@@ -347,6 +386,8 @@ Status RegisterFunctions(sqlite3* db) {
       {"mentat_str", 1, StrFn},
       {"mentat_fmt_inst", 1, FmtInstFn},
       {"mentat_fmt_uuid", 1, FmtUuidFn},
+      {"mentat_decimal_key", 1, DecimalKeyFn},
+      {"mentat_fmt_decimal", 2, FmtDecimalFn},
       {"mentat_div", 2, DivFn},
       {"mentat_subs", 2, SubsFn},
       {"mentat_subs", 3, SubsFn},

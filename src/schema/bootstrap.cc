@@ -13,6 +13,7 @@ struct Def {
   bool many;
   Entid unique;
   bool index;
+  int since = 1;  // the format that added it
 };
 
 constexpr Entid kRef = ids::kTypeRef;
@@ -48,13 +49,20 @@ const Def kDefs[] = {
     {ids::kCardinalityMany, "db.cardinality/many", 0, false, 0, false},
     {ids::kUniqueValue, "db.unique/value", 0, false, 0, false},
     {ids::kUniqueIdentity, "db.unique/identity", 0, false, 0, false},
+    // Format 4: the system block (ids::kSystemStart ..).
+    {ids::kTypeBigInt, "db.type/bigint", 0, false, 0, false, 4},
+    {ids::kTypeBigDec, "db.type/bigdec", 0, false, 0, false, 4},
+    {ids::kTypeFloat, "db.type/float", 0, false, 0, false, 4},
+    {ids::kTypeUri, "db.type/uri", 0, false, 0, false, 4},
+    {ids::kTypeSymbol, "db.type/symbol", 0, false, 0, false, 4},
 };
 
 }  // namespace
 
-std::vector<BootDatom> BootstrapDatoms() {
+std::vector<BootDatom> BootstrapDatoms(int after_format) {
   std::vector<BootDatom> out;
   for (const Def& d : kDefs) {
+    if (d.since <= after_format) continue;
     out.push_back({d.id, ids::kIdent, DbVal::Text(std::string(":") + d.ident)});
     if (d.type == 0) continue;
     out.push_back({d.id, ids::kValueType, DbVal::Int(d.type)});
@@ -93,7 +101,7 @@ void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool add
       schema->SetAttribute(fresh);
       attr = schema->mutable_attribute(e);
     }
-    attr->type = static_cast<ValueType>(v.i - ids::kTypeRef);
+    attr->type = ValueTypeFromEntid(v.i).value_or(ValueType::kString);
     return;
   }
   // Properties of entities that are not attributes (e.g. :db/doc on an enum ident) do not

@@ -16,8 +16,9 @@ struct BootDatom {
 };
 
 // Every datom of the bootstrap transaction (idents and attribute definitions), without
-// the transaction's own :db/txInstant.
-std::vector<BootDatom> BootstrapDatoms();
+// the transaction's own :db/txInstant. With `after_format`, only those of the system
+// entities later formats added (what an upgrade from that format installs).
+std::vector<BootDatom> BootstrapDatoms(int after_format = 0);
 
 // Builds a Schema from the schema datoms (:db/ident, :db/valueType ...) of `datoms`.
 // Entities with a :db/valueType are attributes.

@@ -1,7 +1,10 @@
 #include "schema/codec.h"
 
+#include <charconv>
 #include <cmath>
+#include <limits>
 
+#include "util/decimal.h"
 #include "util/utf8.h"
 
 namespace mentat::schema {
@@ -26,6 +29,16 @@ const char* TypeNoun(ValueType t) {
       return "a uuid (#uuid)";
     case ValueType::kBytes:
       return "bytes (#bytes)";
+    case ValueType::kBigInt:
+      return "a bigint (e.g. 1N)";
+    case ValueType::kBigDec:
+      return "a bigdec (e.g. 1.5M)";
+    case ValueType::kFloat:
+      return "a float";
+    case ValueType::kUri:
+      return "a uri (#uri \"...\")";
+    case ValueType::kSymbol:
+      return "a symbol";
   }
   return "a value";
 }
@@ -44,7 +57,41 @@ Status CheckUtf8(std::string_view text, const char* what) {
                                  "); store bytes as :db.type/bytes");
 }
 
+// A number as a decimal: integers exactly, doubles by their shortest round-trip text.
+std::optional<decimal::Decimal> AsDecimal(const edn::Value& v, bool integers_only) {
+  switch (v.kind()) {
+    case edn::Kind::kInt:
+      return decimal::Parse(std::to_string(v.as_int()));
+    case edn::Kind::kBigInt:
+      return decimal::Parse(v.str());
+    case edn::Kind::kBigDec:
+    case edn::Kind::kFloat: {
+      decimal::Decimal d;
+      if (v.kind() == edn::Kind::kBigDec) {
+        d = decimal::Parse(v.str());
+      } else {
+        double x = v.as_double();
+        if (!std::isfinite(x)) return std::nullopt;
+        char buf[64];
+        auto r = std::to_chars(buf, buf + sizeof buf, x);
+        d = decimal::Parse(std::string_view(buf, static_cast<size_t>(r.ptr - buf)));
+      }
+      if (integers_only && !decimal::IsInteger(d)) return std::nullopt;
+      if (integers_only && v.kind() == edn::Kind::kFloat) return std::nullopt;
+      return d;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
+
+std::optional<std::string> DecimalKey(const edn::Value& v) {
+  auto d = AsDecimal(v, false);
+  if (!d) return std::nullopt;
+  return decimal::Key(*d);
+}
 
 Result<DbVal> Encode(const edn::Value& v, ValueType type) {
   auto mismatch = [&]() {
@@ -89,6 +136,36 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type) {
     case ValueType::kBytes:
       if (v.kind() == edn::Kind::kBytes) return DbVal::Blob(v.str());
       return mismatch();
+    case ValueType::kBigInt:
+    case ValueType::kBigDec: {
+      // A bigint takes integers (1, 1N, and 1M or 1.0M, whose value is one); a bigdec any
+      // number but NaN and the infinities.
+      if (v.is_float() && !std::isfinite(v.as_double()))
+        return Status::InvalidArgument(std::string("a ") + ValueTypeIdent(type) +
+                                       " holds finite numbers, got " + edn::Print(v));
+      auto d = AsDecimal(v, type == ValueType::kBigInt);
+      if (!d) return mismatch();
+      return DbVal::Blob(decimal::Key(*d));
+    }
+    case ValueType::kFloat: {
+      if (!v.is_float() && !v.is_int()) return mismatch();
+      double x = v.is_float() ? v.as_double() : static_cast<double>(v.as_int());
+      if (std::isnan(x))
+        return Status::InvalidArgument(
+            "NaN cannot be stored (a float attribute holds numbers and infinities)");
+      if (std::isfinite(x) && std::fabs(x) > std::numeric_limits<float>::max())
+        return Status::InvalidArgument(edn::Print(v) + " is out of range for a float");
+      return DbVal::Real(static_cast<double>(static_cast<float>(x)));
+    }
+    case ValueType::kUri:
+      if (v.kind() != edn::Kind::kUri && !v.is_string()) return mismatch();
+      MENTAT_RETURN_IF_ERROR(CheckUtf8(v.str(), "the uri"));
+      MENTAT_RETURN_IF_ERROR(edn::CheckUri(v.str()));
+      return DbVal::Text(v.str());
+    case ValueType::kSymbol:
+      if (v.kind() != edn::Kind::kSymbol) return mismatch();
+      MENTAT_RETURN_IF_ERROR(CheckUtf8(v.str(), "the symbol"));
+      return DbVal::Text(v.str());
   }
   return mismatch();
 }
@@ -118,6 +195,19 @@ edn::Value Decode(const DbVal& v, ValueType type) {
     }
     case ValueType::kBytes:
       return edn::Value::Bytes(v.s);
+    case ValueType::kBigInt:
+    case ValueType::kBigDec: {
+      auto d = decimal::FromKey(v.s);
+      bool integer = type == ValueType::kBigInt;
+      std::string text = d ? decimal::Format(*d, integer) : "0";
+      return integer ? edn::Value::BigInt(text) : edn::Value::BigDec(text);
+    }
+    case ValueType::kFloat:
+      return edn::Value::Float(v.tag == DbVal::Tag::kInt ? static_cast<double>(v.i) : v.d);
+    case ValueType::kUri:
+      return edn::Value::Uri(v.s);
+    case ValueType::kSymbol:
+      return edn::Value::Symbol(v.s);
   }
   return edn::Value();
 }
@@ -164,6 +254,7 @@ edn::Value ColumnValue(const storage::Statement& s, int col, ValueType type) {
     case ValueType::kInstant:
       return edn::Value::Inst(s.ColumnInt(col));
     case ValueType::kDouble:
+    case ValueType::kFloat:
       return edn::Value::Float(s.ColumnDouble(col));
     case ValueType::kString:
       return edn::Value::String(std::string(s.ColumnText(col)));

@@ -2,11 +2,14 @@
 //
 // The attribute's value type decides the encoding (doc/format.md, "Value encoding"):
 // ref, long, boolean and instant are INTEGER; double is REAL; string is TEXT; keyword is
-// TEXT with the leading ':'; uuid is a 16-byte BLOB; bytes is a BLOB.
+// TEXT with the leading ':'; uuid is a 16-byte BLOB; bytes is a BLOB. Format 4: bigint and
+// bigdec are order-preserving BLOBs (util/decimal.h); float is REAL rounded to 32 bits;
+// uri and symbol are TEXT.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "mentat/edn.h"
@@ -69,6 +72,9 @@ struct DbValHash {
 // Encodes `v` for an attribute of type `type`. For refs, `v` must already be an entity id
 // (an integer). Errors (kSchema) say which type was expected and what was given.
 Result<DbVal> Encode(const edn::Value& v, ValueType type);
+// The stored form of a number where a bigint or bigdec is compared with it (the key of
+// util/decimal.h); nullopt for other values and non-finite doubles.
+std::optional<std::string> DecimalKey(const edn::Value& v);
 // Decodes a stored value; `schema` turns nothing into idents (refs stay integers).
 edn::Value Decode(const DbVal& v, ValueType type);
 

@@ -5,10 +5,29 @@
 namespace mentat {
 
 namespace {
-constexpr std::array<const char*, 9> kTypeIdents = {
+constexpr std::array<const char*, 14> kTypeIdents = {
     "db.type/ref",     "db.type/keyword", "db.type/long", "db.type/double", "db.type/string",
-    "db.type/boolean", "db.type/instant", "db.type/uuid", "db.type/bytes"};
+    "db.type/boolean", "db.type/instant", "db.type/uuid", "db.type/bytes",  "db.type/bigint",
+    "db.type/bigdec",  "db.type/float",   "db.type/uri",  "db.type/symbol"};
+// The types of format 1 have the ids 13..21 in enum order; later ones live in the system
+// block (ids::kSystemStart).
+constexpr size_t kFirstSystemType = static_cast<size_t>(ValueType::kBigInt);
 }  // namespace
+
+int64_t ValueTypeEntid(ValueType t) {
+  size_t i = static_cast<size_t>(t);
+  if (i < kFirstSystemType) return ids::kTypeRef + static_cast<int64_t>(i);
+  return ids::kTypeBigInt + static_cast<int64_t>(i - kFirstSystemType);
+}
+
+std::optional<ValueType> ValueTypeFromEntid(int64_t e) {
+  if (e >= ids::kTypeRef && e < ids::kTypeRef + static_cast<int64_t>(kFirstSystemType))
+    return static_cast<ValueType>(e - ids::kTypeRef);
+  int64_t k = e - ids::kTypeBigInt;
+  if (k >= 0 && k < static_cast<int64_t>(kTypeIdents.size() - kFirstSystemType))
+    return static_cast<ValueType>(kFirstSystemType + static_cast<size_t>(k));
+  return std::nullopt;
+}
 
 const char* ValueTypeIdent(ValueType t) { return kTypeIdents[static_cast<size_t>(t)]; }
 

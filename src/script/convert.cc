@@ -91,6 +91,8 @@ Val FromEdn(const edn::Value& v) {
     }
     case edn::Kind::kBytes:
       return Val::Text(Type::kBytes, v.str());
+    case edn::Kind::kUri:  // scripts see a uri as its text (a uri attribute takes strings)
+      return Val::String(v.str());
   }
   return Val();
 }

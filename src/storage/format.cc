@@ -205,6 +205,19 @@ Status Upgrade(Connection* c, int from, int to) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV2toV3));
     MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 3"));
   }
+  if (from < 4 && to >= 4) {
+    // Format 4 reserves the top of :db.part/db for system entities (the store layer
+    // installs them: StoreImpl::InstallSystemEntities). A store whose idents already
+    // reach into that block cannot take them.
+    MENTAT_ASSIGN_OR_RETURN(int64_t next, c->QueryInt("SELECT next FROM parts WHERE part = 0", 0));
+    if (next > kSystemIdsStart)
+      return Status::Unsupported(
+          "cannot upgrade the store to format 4: its idents use entity ids up to " +
+          std::to_string(next - 1) + ", and format 4 reserves " + std::to_string(kSystemIdsStart) +
+          " and above for system entities");
+    MENTAT_RETURN_IF_ERROR(c->Exec("UPDATE parts SET end = " + std::to_string(kSystemIdsStart) +
+                                   " WHERE part = 0; PRAGMA user_version = 4"));
+  }
   return Status::OK();
 }
 

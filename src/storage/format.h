@@ -11,7 +11,9 @@
 namespace mentat::storage {
 
 // PRAGMA user_version of a store written by this build.
-inline constexpr int kFormatVersion = 3;
+inline constexpr int kFormatVersion = 4;
+// The first id of the system block of :db.part/db (format 4; ids::kSystemStart).
+inline constexpr int64_t kSystemIdsStart = 0xFF00;
 // The oldest format this build upgrades in place.
 inline constexpr int kOldestFormat = 1;
 
@@ -54,11 +56,15 @@ inline std::string IndexTerm(bool value_indexed) {
   return std::string("ix ") + IndexTest(value_indexed);
 }
 
-// SQL that turns a store of the current format back into format 2 (the inverse of the
-// upgrade to 3), then format 1 (no attr_stats): for tests of the upgrade path, which
-// build a store as an older mentat wrote it.
+// SQL that turns a store of the current format back into format 3 (no system block), or
+// into format 2 (the inverse of the upgrades to 4 and 3), then format 1 (no attr_stats): for tests
+// of the upgrade path, which build a store as an older mentat wrote it.
+inline constexpr const char* kDowngrade4To3ForTests =
+    "DELETE FROM datoms WHERE e >= 65280 AND e < 65536; UPDATE parts SET end = 65536 WHERE "
+    "part = 0; PRAGMA user_version = 3;";
 inline constexpr const char* kDowngradeTo2ForTests =
-    "DROP INDEX datoms_avet; DROP INDEX datoms_aevt; ALTER TABLE datoms DROP COLUMN ix; "
+    "DELETE FROM datoms WHERE e >= 65280 AND e < 65536; UPDATE parts SET end = 65536 WHERE "
+    "part = 0; DROP INDEX datoms_avet; DROP INDEX datoms_aevt; ALTER TABLE datoms DROP COLUMN ix; "
     "CREATE INDEX datoms_avet ON datoms (a, v, e, tx); DROP TABLE auto_indexes; "
     "PRAGMA user_version = 2;";
 inline constexpr const char* kDowngrade2To1ForTests =

@@ -86,12 +86,17 @@ class Checker {
       case ValueType::kBoolean:
         return "integer";
       case ValueType::kDouble:
+      case ValueType::kFloat:
         return "real";
       case ValueType::kString:
       case ValueType::kKeyword:
+      case ValueType::kUri:
+      case ValueType::kSymbol:
         return "text";
       case ValueType::kUuid:
       case ValueType::kBytes:
+      case ValueType::kBigInt:
+      case ValueType::kBigDec:
         return "blob";
     }
     return "";
@@ -106,6 +111,9 @@ class Checker {
         return "substr(v, 1, 1) = ':' AND length(v) > 1";
       case ValueType::kUuid:
         return "length(v) = 16";
+      case ValueType::kBigInt:
+      case ValueType::kBigDec:  // util/decimal.h keys
+        return "(v = x'80' OR (length(v) >= 11 AND substr(v, 1, 1) IN (x'81', x'7f')))";
       default:
         return "";
     }

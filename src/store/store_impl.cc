@@ -119,6 +119,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
       MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
     } else if (state == storage::FileState::kOld) {
       MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
+      MENTAT_RETURN_IF_ERROR(InstallSystemEntities(first.get(), version));
     }
     MENTAT_RETURN_IF_ERROR(txn.Commit());
   }
@@ -168,6 +169,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
       MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
     } else if (state == storage::FileState::kOld) {
       MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
+      MENTAT_RETURN_IF_ERROR(InstallSystemEntities(first.get(), version));
     }
     MENTAT_RETURN_IF_ERROR(txn.Commit());
   }
@@ -196,12 +198,13 @@ void StoreImpl::ReleaseStatements() {
   for (auto& c : idle_) c->db->ClearCache();
 }
 
-Status StoreImpl::Bootstrap(storage::Connection* c) {
+namespace {
+
+// Writes bootstrap datoms as asserted by the bootstrap transaction.
+Status InsertBootDatoms(storage::Connection* c, const std::vector<schema::BootDatom>& datoms) {
   MENTAT_ASSIGN_OR_RETURN(
       auto ins, c->Prepare("INSERT INTO datoms (e, a, v, tx, ix) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  auto datoms = schema::BootstrapDatoms();
-  datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
-  const Schema boot = schema::BuildSchema(datoms);
+  const Schema boot = schema::BuildSchema(schema::BootstrapDatoms());
   for (const auto& d : datoms) {
     const Attribute* attr = boot.attribute(d.a);
     ins.BindInt(1, d.e);
@@ -212,10 +215,32 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
     MENTAT_RETURN_IF_ERROR(ins.Run());
     ins.Reset();
   }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status StoreImpl::InstallSystemEntities(storage::Connection* c, int from_format) {
+  auto datoms = schema::BootstrapDatoms(from_format);
+  if (datoms.empty()) return Status::OK();
+  MENTAT_RETURN_IF_ERROR(InsertBootDatoms(c, datoms));
+  // The new idents are a schema change every connection must see.
+  return c->Exec(
+      "UPDATE meta SET value = value + 1 WHERE key = 'schema_gen';"
+      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at) "
+      "SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms WHERE a IN (SELECT DISTINCT "
+      "a FROM datoms WHERE tx = " +
+      std::to_string(ids::kBootstrapTx) + ") GROUP BY a;");
+}
+
+Status StoreImpl::Bootstrap(storage::Connection* c) {
+  auto datoms = schema::BootstrapDatoms();
+  datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
+  MENTAT_RETURN_IF_ERROR(InsertBootDatoms(c, datoms));
   std::string sql =
       "INSERT INTO parts (part, start, end, next) VALUES "
       "(0, 0, " +
-      std::to_string(ids::kUserStart) +
+      std::to_string(ids::kSystemStart) +
       ", 26), "
       "(2, " +
       std::to_string(ids::kUserStart) + ", " + std::to_string(ids::kTxStart) + ", " +

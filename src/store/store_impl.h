@@ -168,6 +168,8 @@ class StoreImpl {
   Result<std::unique_ptr<Conn>> NewConn();
   void Release(std::unique_ptr<Conn> c);
   Status Bootstrap(storage::Connection* c);
+  // Installs the system entities formats after `from_format` added (an upgrade's datoms).
+  static Status InstallSystemEntities(storage::Connection* c, int from_format);
   // Sets the advisor's mode from options_ (or MENTAT_AUTO_INDEX).
   Status InitAdvisor();
   void Publish(std::shared_ptr<const Schema> schema, int64_t gen);

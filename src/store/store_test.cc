@@ -219,6 +219,50 @@ std::vector<std::string> IndexPlacement(const std::string& path) {
                    "GROUP BY d.a, d.ix ORDER BY i.v");
 }
 
+TEST(Store, UpgradesFormatThreeWithTheSystemBlock) {
+  TempDir dir;
+  std::string path = dir.Path("v3.db");
+  {
+    auto s = MustOpen(path);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+  }
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  ASSERT_EQ(sqlite3_exec(db, storage::kDowngrade4To3ForTests, nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_EQ(RawColumn(path, "SELECT count(*) FROM datoms WHERE v = ':db.type/bigint'"),
+            std::vector<std::string>{"0"});
+  {
+    auto s = MustOpen(path);
+    auto r = s->transact(R"([{:db/ident :p/big :db/valueType :db.type/bigint
+                               :db/cardinality :db.cardinality/one}])");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_TRUE(s->transact(R"([{:p/name "x" :p/big 123456789012345678901234567890N}])").ok());
+    auto q = s->q(R"([:find ?b . :where [?e :p/name "x"] [?e :p/big ?b]])");
+    ASSERT_TRUE(q.ok()) << q.status().ToString();
+    EXPECT_EQ(edn::Print(q->ToEdn()), "123456789012345678901234567890N");
+    auto check = s->check();
+    ASSERT_TRUE(check.ok()) << check.status().ToString();
+    EXPECT_TRUE(check->ok()) << edn::Print(check->ToEdn());
+  }
+  EXPECT_EQ(RawColumn(path, "SELECT end FROM parts WHERE part = 0"),
+            std::vector<std::string>{"65280"});
+  // A format-3 store whose idents reach into the block cannot be upgraded.
+  std::string crowded = dir.Path("crowded.db");
+  { MustOpen(crowded); }
+  sqlite3_open(crowded.c_str(), &db);
+  std::string sql = std::string(storage::kDowngrade4To3ForTests) +
+                    "UPDATE parts SET next = 65300 WHERE part = 0;";
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto s = Store::open(crowded);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kUnsupported);
+  EXPECT_NE(s.status().message().find("reserves 65280 and above"), std::string::npos)
+      << s.status().ToString();
+}
+
 TEST(Store, UpgradesFormatTwoToPartialAttributeIndexes) {
   TempDir dir;
   std::string path = dir.Path("v2.db");

@@ -50,6 +50,7 @@ Status Partitions::Write(storage::Connection* c) const {
 }
 
 bool Partitions::Allocated(Entid id) const {
+  if (id >= ids::kSystemStart && id < ids::kUserStart) return id < ids::kSystemEnd;
   for (const Part* p : {&db, &user, &tx}) {
     if (id >= p->start && id < p->end) return id < p->next;
   }

@@ -18,9 +18,10 @@ Status CheckValue(const Schema& schema, Entid e, Entid a, const DbVal& v) {
   };
   switch (a) {
     case ids::kValueType:
-      if (v.i < ids::kTypeRef || v.i > ids::kTypeRef + 8)
+      if (!ValueTypeFromEntid(v.i))
         return Status::Schema("invalid :db/valueType for " + name() +
-                              ": expected one of :db.type/ref ... :db.type/bytes");
+                              ": expected a value type such as :db.type/string (doc/format.md "
+                              "\"Value encoding\" lists them)");
       break;
     case ids::kCardinality:
       if (v.i != ids::kCardinalityOne && v.i != ids::kCardinalityMany)
@@ -47,7 +48,9 @@ Status CheckValue(const Schema& schema, Entid e, Entid a, const DbVal& v) {
 // retracting one, or changing a built-in attribute, would leave a store where no schema
 // can be installed. Only their :db/doc may change.
 Status CheckNotBuiltIn(const Schema& schema, const Change& ch, bool added) {
-  if (ch.e < ids::kPartDb || ch.e > ids::kUniqueIdentity || ch.a == ids::kDoc) return Status::OK();
+  bool built_in = (ch.e >= ids::kPartDb && ch.e <= ids::kUniqueIdentity) ||
+                  (ch.e >= ids::kSystemStart && ch.e < ids::kSystemEnd);
+  if (!built_in || ch.a == ids::kDoc) return Status::OK();
   const std::string* id = schema.ident(ch.e);
   const std::string* attr = schema.ident(ch.a);
   return Status::Schema(std::string("cannot ") + (added ? "assert " : "retract ") +
@@ -98,10 +101,10 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     MENTAT_RETURN_IF_ERROR(CheckValue(*next, ch->e, ch->a, ch->v));
     if (ch->a == ids::kValueType) {
       const Attribute* old = schema.attribute(ch->e);
-      if (old && static_cast<Entid>(old->type) + ids::kTypeRef != ch->v.i)
+      if (old && ValueTypeEntid(old->type) != ch->v.i)
         return Status::Schema("cannot change :db/valueType of attribute :" + old->ident + " from " +
                               ValueTypeIdent(old->type) + " to " +
-                              ValueTypeIdent(static_cast<ValueType>(ch->v.i - ids::kTypeRef)));
+                              ValueTypeIdent(*ValueTypeFromEntid(ch->v.i)));
     }
     schema::ApplySchemaDatom(next.get(), ch->e, ch->a, ch->v, true);
   }

@@ -21,6 +21,7 @@ nlohmann::json EdnToJson(const edn::Value& v) {
     case Kind::kBigInt:
     case Kind::kBigDec:
     case Kind::kString:
+    case Kind::kUri:
       return v.str();
     case Kind::kChar: {
       std::string s = edn::Print(v);

@@ -167,6 +167,10 @@ bool Loose(const edn::Value& a, const edn::Value& b) {
   auto text = [](const edn::Value& v) -> std::optional<std::string> {
     if (v.is_string()) return v.str();
     if (v.is_keyword()) return ":" + v.str();
+    // VARCHAR columns of symbols, uris, bigints and bigdecs hold their text.
+    if (v.is_symbol() || v.kind() == edn::Kind::kUri || v.kind() == edn::Kind::kBigInt ||
+        v.kind() == edn::Kind::kBigDec)
+      return v.str();
     if (v.is_uuid()) return edn::FormatUuid(v.as_uuid());
     if (v.kind() == edn::Kind::kBytes) {
       static const char* kHex = "0123456789abcdef";

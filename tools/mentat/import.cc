@@ -323,6 +323,25 @@ Result<edn::Value> TypedCell(const Attribute& attr, const std::string& cell) {
       if (!ParseLong(cell, &n)) return bad("a long");
       return edn::Value::Int(n);
     }
+    case ValueType::kBigInt:
+    case ValueType::kBigDec: {
+      // The literal's text, with or without its suffix (123N, 1.50M).
+      std::string text = cell;
+      char suffix = attr.type == ValueType::kBigInt ? 'N' : 'M';
+      if (!text.empty() && text.back() == suffix) text.pop_back();
+      auto v = edn::Read(text + suffix);
+      if (!v.ok() || (v->kind() != edn::Kind::kBigInt && v->kind() != edn::Kind::kBigDec))
+        return bad(attr.type == ValueType::kBigInt ? "an integer" : "a decimal number");
+      return *v;
+    }
+    case ValueType::kUri:
+      return edn::Value::Uri(cell);
+    case ValueType::kSymbol: {
+      auto v = edn::Read(cell);
+      if (!v.ok() || v->kind() != edn::Kind::kSymbol) return bad("a symbol");
+      return *v;
+    }
+    case ValueType::kFloat:
     case ValueType::kDouble: {
       char* end = nullptr;
       double d = std::strtod(cell.c_str(), &end);

@@ -78,7 +78,7 @@ namespace {
 // (2024-01-31T10:00:00.000Z, 4f1c..., hex), as JSON writes them and .import reads them.
 std::string CsvCellText(const edn::Value& v) {
   if (v.kind() == edn::Kind::kInst || v.kind() == edn::Kind::kUuid ||
-      v.kind() == edn::Kind::kBytes) {
+      v.kind() == edn::Kind::kBytes || v.kind() == edn::Kind::kUri) {
     std::string text = edn::Print(v);
     size_t open = text.find('"'), close = text.rfind('"');
     if (open != std::string::npos && close > open) return text.substr(open + 1, close - open - 1);
