@@ -95,8 +95,12 @@ inline constexpr Entid kTypeBigDec = kSystemStart + 1;
 inline constexpr Entid kTypeFloat = kSystemStart + 2;
 inline constexpr Entid kTypeUri = kSystemStart + 3;
 inline constexpr Entid kTypeSymbol = kSystemStart + 4;
-// One past the last system entity this build defines (ids up to it exist in every store).
-inline constexpr Entid kSystemEnd = kSystemStart + 5;
+// Attributes of the system block (0xFF10 ..): excision (Store: {:db/excise e}).
+inline constexpr Entid kExcise = kSystemStart + 0x18;       // :db/excise, ref
+inline constexpr Entid kExciseAttrs = kSystemStart + 0x19;  // :db.excise/attrs, ref, many
+// One past the last system entity id this build uses; not every id below it is defined
+// (schema::IsSystemEntity says which are).
+inline constexpr Entid kSystemEnd = kSystemStart + 0x1A;
 // Partition starts (as Mozilla Mentat): schema, user entities, transactions.
 inline constexpr Entid kDbStart = 0;
 inline constexpr Entid kUserStart = 0x10000;

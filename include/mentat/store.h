@@ -381,6 +381,14 @@ class Store {
   // could not run (for instance, an I/O error).
   Result<CheckReport> check();
 
+  // Rewrites the store file without free pages (SQLite's VACUUM), with the WAL checkpointed
+  // into it and truncated before and after: once it returns, the bytes of excised datoms
+  // ({:db/excise e}) are gone from the file and its -wal. Waits for this process's writer;
+  // fails (kBusy) while another connection or process is reading or writing. Errors
+  // (kUnsupported) for a read-only store and for the SQLite extension's host mode, where
+  // the host's own VACUUM does it.
+  Status vacuum();
+
   // The log (Datomic's tx-range): the transactions with from <= tx < to, in commit order
   // (a bound std::nullopt is open; a point is a tx id, a t below kTxStart, or an instant),
   // each a TxReport of the datoms it asserted and retracted (no tempids), at most `limit`.

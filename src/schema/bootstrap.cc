@@ -55,9 +55,18 @@ const Def kDefs[] = {
     {ids::kTypeFloat, "db.type/float", 0, false, 0, false, 4},
     {ids::kTypeUri, "db.type/uri", 0, false, 0, false, 4},
     {ids::kTypeSymbol, "db.type/symbol", 0, false, 0, false, 4},
+    {ids::kExcise, "db/excise", kRef, false, 0, false, 4},
+    {ids::kExciseAttrs, "db.excise/attrs", kRef, true, 0, false, 4},
 };
 
 }  // namespace
+
+bool IsSystemEntity(Entid e) {
+  if (e < ids::kSystemStart || e >= ids::kSystemEnd) return false;
+  for (const Def& d : kDefs)
+    if (d.id == e) return true;
+  return false;
+}
 
 std::vector<BootDatom> BootstrapDatoms(int after_format) {
   std::vector<BootDatom> out;

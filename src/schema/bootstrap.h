@@ -20,6 +20,9 @@ struct BootDatom {
 // entities later formats added (what an upgrade from that format installs).
 std::vector<BootDatom> BootstrapDatoms(int after_format = 0);
 
+// True for the ids of the system block (ids::kSystemStart ..) that this build defines.
+bool IsSystemEntity(Entid e);
+
 // Builds a Schema from the schema datoms (:db/ident, :db/valueType ...) of `datoms`.
 // Entities with a :db/valueType are attributes.
 Schema BuildSchema(const std::vector<BootDatom>& datoms);

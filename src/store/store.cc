@@ -103,6 +103,8 @@ std::shared_ptr<const Schema> Store::schema() {
   return s.ok() ? *s : impl_->CurrentSchema();
 }
 
+Status Store::vacuum() { return impl_->Vacuum(); }
+
 Result<Entid> Store::last_tx() {
   return impl_->Read([&](StoreImpl::Conn* c) -> Result<Entid> {
     return c->db->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);

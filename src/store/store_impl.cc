@@ -513,6 +513,22 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
   return std::move(out->report);
 }
 
+Status StoreImpl::Vacuum() {
+  if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  if (borrowed_)
+    return Status::Unsupported(
+        "vacuum runs on a store of its own file; in the host's database, run VACUUM there");
+  std::lock_guard<std::mutex> writer(write_mu_);
+  MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
+  storage::Connection* db = lease.get()->db.get();
+  const char* checkpoint = in_memory_ ? "" : "PRAGMA wal_checkpoint(TRUNCATE);";
+  MENTAT_RETURN_IF_ERROR(db->Exec(std::string(checkpoint) + "VACUUM;" + checkpoint));
+  // VACUUM may renumber nothing mentat keeps (WITHOUT ROWID tables and the fulltext
+  // content table's explicit ids), but it resets the statements cached on the connection.
+  db->ClearCache();
+  return Status::OK();
+}
+
 std::shared_ptr<Listeners> StoreImpl::listeners() {
   std::lock_guard<std::mutex> lock(listeners_mu_);
   if (!listeners_) listeners_ = std::make_shared<Listeners>(this);

@@ -84,6 +84,8 @@ class StoreImpl {
   Status Sync(Conn* c);
 
   Result<TxReport> Transact(const edn::Value& data, bool speculative);
+  // Store::vacuum.
+  Status Vacuum();
 
   // How Read brackets its work.
   enum class ReadKind : uint8_t {

@@ -652,5 +652,52 @@ TEST(Store, MillionDatomTransaction) {
   EXPECT_EQ(d->size(), 1u);
 }
 
+// The bytes of a file (empty when it does not exist).
+std::string FileBytes(const std::string& path) {
+  std::string out;
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    char buf[65536];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  return out;
+}
+
+bool FileHolds(const std::string& path, const std::string& needle) {
+  return FileBytes(path).find(needle) != std::string::npos ||
+         FileBytes(path + "-wal").find(needle) != std::string::npos;
+}
+
+TEST(Store, ExcisionAndVacuumLeaveNoBytesOfTheValues) {
+  TempDir dir;
+  std::string path = dir.Path("excise.db");
+  const std::string secret = "SECRET-4f1c-XYZZY";
+  auto s = MustOpen(path);
+  ASSERT_TRUE(s->transact(R"([{:db/ident :p/name :db/valueType :db.type/string
+                                :db/cardinality :db.cardinality/one :db/unique :db.unique/identity}
+                               {:db/ident :p/note :db/valueType :db.type/string
+                                :db/cardinality :db.cardinality/one :db/fulltext true}])")
+                  .ok());
+  ASSERT_TRUE(s->transact("[{:p/name \"ann\" :p/note \"" + secret + " one\"}]").ok());
+  ASSERT_TRUE(s->transact("[{:p/name \"ann\" :p/note \"" + secret + " two\"}]").ok());
+  ASSERT_TRUE(s->transact(R"([{:p/name "bob" :p/note "plain"}])").ok());
+  // Retracting keeps the old value in history, so the file still holds it.
+  ASSERT_TRUE(s->vacuum().ok());
+  EXPECT_TRUE(FileHolds(path, secret));
+
+  auto r = s->transact(R"([{:db/excise [:p/name "ann"]}])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto v = s->vacuum();
+  ASSERT_TRUE(v.ok()) << v.ToString();
+  EXPECT_FALSE(FileHolds(path, secret));
+  auto q = s->q(R"([:find ?n :where [?e :p/name ?n]])");
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(edn::Print(q->ToEdn()), R"([["bob"]])");
+  auto check = s->check();
+  ASSERT_TRUE(check.ok()) << check.status().ToString();
+  EXPECT_TRUE(check->ok()) << edn::Print(check->ToEdn());
+}
+
 }  // namespace
 }  // namespace mentat

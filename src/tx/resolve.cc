@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "schema/bootstrap.h"
 #include "tx/expand.h"
 
 namespace mentat::tx {
@@ -50,7 +51,7 @@ Status Partitions::Write(storage::Connection* c) const {
 }
 
 bool Partitions::Allocated(Entid id) const {
-  if (id >= ids::kSystemStart && id < ids::kUserStart) return id < ids::kSystemEnd;
+  if (id >= ids::kSystemStart && id < ids::kUserStart) return schema::IsSystemEntity(id);
   for (const Part* p : {&db, &user, &tx}) {
     if (id >= p->start && id < p->end) return id < p->next;
   }

@@ -48,8 +48,8 @@ Status CheckValue(const Schema& schema, Entid e, Entid a, const DbVal& v) {
 // retracting one, or changing a built-in attribute, would leave a store where no schema
 // can be installed. Only their :db/doc may change.
 Status CheckNotBuiltIn(const Schema& schema, const Change& ch, bool added) {
-  bool built_in = (ch.e >= ids::kPartDb && ch.e <= ids::kUniqueIdentity) ||
-                  (ch.e >= ids::kSystemStart && ch.e < ids::kSystemEnd);
+  bool built_in =
+      (ch.e >= ids::kPartDb && ch.e <= ids::kUniqueIdentity) || schema::IsSystemEntity(ch.e);
   if (!built_in || ch.a == ids::kDoc) return Status::OK();
   const std::string* id = schema.ident(ch.e);
   const std::string* attr = schema.ident(ch.a);

@@ -294,6 +294,14 @@ Result<StoreStats> StatsByScan(Store& store) {
 
 }  // namespace
 
+Status Session::Vacuum(const std::string& rest) {
+  MENTAT_RETURN_IF_ERROR(RequireStore());
+  if (!rest.empty()) return Status::InvalidArgument("usage: .vacuum");
+  MENTAT_RETURN_IF_ERROR(store_->vacuum());
+  if (style_.format == Format::kTable) out_ << "ok\n";
+  return Status::OK();
+}
+
 Status Session::Check(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   if (!rest.empty()) return Status::InvalidArgument("usage: .check");

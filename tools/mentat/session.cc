@@ -52,6 +52,10 @@ const std::vector<CommandInfo>& Commands() {
        "are ordered and disjoint from the current datoms, cardinality and uniqueness hold,\n"
        "statistics and fulltext rows match. Prints what was checked, or each problem and\n"
        "fails. Also `mentat check STORE` (read-only)."},
+      {".vacuum", nullptr, "", "rewrite the store file without free pages (after excision)",
+       "Checkpoints and truncates the WAL, then runs SQLite's VACUUM (Store::vacuum): the\n"
+       "bytes of excised datoms ({:db/excise e}, doc/transactions.md) are then gone from\n"
+       "the file. Fails while another process uses the store."},
       {".tune", nullptr, "[dry|adaptive|schema|off]", "tune the value indexes",
        "Runs one value-index tuning pass and prints what it did: adaptive indexes created\n"
        "for attributes that queries filter by value often, idle ones dropped\n"
@@ -234,6 +238,7 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".schema") return Schema(rest);
   if (cmd == ".stats") return Stats(rest);
   if (cmd == ".check") return Check(rest);
+  if (cmd == ".vacuum") return Vacuum(rest);
   if (cmd == ".tune") return Tune(rest);
   if (cmd == ".cache") return Cache(rest);
   if (cmd == ".uncache") return Uncache(rest);

@@ -94,6 +94,7 @@ class Session {
   Status Schema(const std::string& rest);
   Status Stats(const std::string& rest);
   Status Check(const std::string& rest);
+  Status Vacuum(const std::string& rest);
   Status Tune(const std::string& rest);
   Status Cache(const std::string& rest);
   Status Uncache(const std::string& rest);
