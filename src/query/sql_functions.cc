@@ -3,7 +3,6 @@
 // statement with sqlite3_set_auxdata), and the entity sets of entity_sets.cc.
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +13,7 @@
 
 #include "mentat/edn.h"
 #include "mentat/status.h"
+#include "schema/codec.h"
 #include "storage/sqlite_api.h"
 #include "util/case.h"
 #include "util/decimal.h"
@@ -104,26 +104,21 @@ void StrFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 // bigint or bigdec; a key (BLOB) as it is; NULL for anything else.
 void DecimalKeyFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
   sqlite3_value* v = argv[0];
-  std::string text;
+  std::optional<std::string> key;
   switch (sqlite3_value_type(v)) {
     case SQLITE_INTEGER:
-      text = std::to_string(sqlite3_value_int64(v));
+      key = schema::DecimalKey(edn::Value::Int(sqlite3_value_int64(v)));
       break;
-    case SQLITE_FLOAT: {
-      double d = sqlite3_value_double(v);
-      if (!std::isfinite(d)) return sqlite3_result_null(ctx);
-      char buf[64];  // the shortest text that reads back as d, as schema::DecimalKey
-      auto r = std::to_chars(buf, buf + sizeof buf, d);
-      text.assign(buf, r.ptr);
+    case SQLITE_FLOAT:
+      key = schema::DecimalKey(edn::Value::Float(sqlite3_value_double(v)));
       break;
-    }
     case SQLITE_BLOB:
       return sqlite3_result_value(ctx, v);
     default:
-      return sqlite3_result_null(ctx);
+      break;
   }
-  std::string key = decimal::Key(decimal::Parse(text));
-  sqlite3_result_blob(ctx, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
+  if (!key) return sqlite3_result_null(ctx);
+  sqlite3_result_blob(ctx, key->data(), static_cast<int>(key->size()), SQLITE_TRANSIENT);
 }
 
 // mentat_fmt_decimal(key, integer): the text of a bigint (integer 1) or bigdec key, as str
