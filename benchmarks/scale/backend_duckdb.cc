@@ -20,15 +20,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "scale.h"
-
-#ifdef MENTAT_SCALE_DUCKDB
 #include "duckdb_host.h"
-#endif
+#include "scale.h"
 
 namespace mentat::scale {
 
-#ifdef MENTAT_SCALE_DUCKDB
 namespace {
 
 using duckdb_host::Connection;
@@ -219,22 +215,5 @@ std::string DuckdbVersion() {
   if (!host.ok()) return "unavailable (" + host.status().message() + ")";
   return (*host)->version() + " (" + lib + ")";
 }
-
-#else  // !MENTAT_SCALE_DUCKDB
-
-namespace {
-constexpr const char* kNotBuilt =
-    "this mentat-scale was built without the DuckDB pieces (ext/duckdb's mentat_duckdb_host "
-    "target: configure with node and npm, MENTAT_DUCKDB=ON)";
-}
-
-Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string&) {
-  return Status::Unsupported(std::string("duckdb: ") + kNotBuilt);
-}
-
-std::string DuckdbAvailability() { return kNotBuilt; }
-std::string DuckdbVersion() { return "not built in"; }
-
-#endif
 
 }  // namespace mentat::scale

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "util/json_edn.h"
+#include "edn/json_edn.h"
 
 namespace mentat::duckdb_ext {
 

@@ -9,6 +9,10 @@
 //   edn_pull(db_path, pattern, eid [, format]) -> VARCHAR
 //     Pulls `pattern` for one entity: eid is a BIGINT, or VARCHAR EDN text of an id,
 //     ident or lookup ref. JSON (results.h) or EDN; NULL when there is nothing to pull.
+//   edn_entity(db_path, eid [, format]) -> VARCHAR
+//     The entity touched (Datomic's (d/touch (d/entity db eid))): every attribute with its
+//     values, cardinality-many ones as sets, refs as {:db/id N} (or the ident), components
+//     touched too; eid as for edn_pull. JSON (results.h) or EDN.
 //   edn_explain(db_path, query, options) -> VARCHAR
 //     The query's plan: the chosen join order, the SQL and SQLite's query plan.
 //   edn_eval(db_path, script) -> VARCHAR
@@ -31,6 +35,7 @@
 #include <vector>
 
 #include "duckdb_api.h"
+#include "mentat/entity.h"
 #include "mentat/log.h"
 #include "mentat/script.h"
 #include "mentat/store.h"
@@ -117,20 +122,28 @@ Result<Text> Transact(const Row& row) {
   return Text(TxReportJson(report));
 }
 
+// The eid argument of edn_pull and edn_entity: a BIGINT id, or EDN text.
+template <bool kEidIsText>
+Result<std::optional<edn::Value>> EidArg(const Row& row, idx_t col) {
+  if constexpr (kEidIsText) {
+    auto text = row.Text(col);
+    if (!text) return std::optional<edn::Value>();
+    MENTAT_ASSIGN_OR_RETURN(edn::Value eid, edn::Read(*text));
+    return std::optional<edn::Value>(std::move(eid));
+  } else {
+    auto id = row.Int(col);
+    if (!id) return std::optional<edn::Value>();
+    return std::optional<edn::Value>(edn::Value::Int(*id));
+  }
+}
+
 template <bool kEidIsText>
 Result<Text> Pull(const Row& row) {
   auto path = row.Text(0), pattern = row.Text(1);
   if (!path || !pattern) return Text();
-  edn::Value eid;
-  if constexpr (kEidIsText) {
-    auto text = row.Text(2);
-    if (!text) return Text();
-    MENTAT_ASSIGN_OR_RETURN(eid, edn::Read(*text));
-  } else {
-    auto id = row.Int(2);
-    if (!id) return Text();
-    eid = edn::Value::Int(*id);
-  }
+  MENTAT_ASSIGN_OR_RETURN(auto eid_arg, EidArg<kEidIsText>(row, 2));
+  if (!eid_arg) return Text();
+  const edn::Value& eid = *eid_arg;
   MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 3));
   MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
   MENTAT_ASSIGN_OR_RETURN(edn::Value pulled, store->pull(*pattern, eid));
@@ -152,6 +165,19 @@ Result<Text> Pull(const Row& row) {
     }
   }
   return Text(PullJson(pulled));
+}
+
+template <bool kEidIsText>
+Result<Text> TouchEntity(const Row& row) {
+  auto path = row.Text(0);
+  if (!path) return Text();
+  MENTAT_ASSIGN_OR_RETURN(auto eid, EidArg<kEidIsText>(row, 1));
+  if (!eid) return Text();
+  MENTAT_ASSIGN_OR_RETURN(bool as_edn, WantsEdn(row, 2));
+  MENTAT_ASSIGN_OR_RETURN(auto store, StoreAt(*path, StoreCache::Mode::kMustExist));
+  MENTAT_ASSIGN_OR_RETURN(Entity entity, store->entity(*eid));
+  MENTAT_ASSIGN_OR_RETURN(edn::Value touched, entity.touch());
+  return Text(as_edn ? edn::Print(touched) : PullJson(touched));
 }
 
 Result<Text> Explain(const Row& row) {
@@ -239,6 +265,12 @@ void EdnPullById(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out
 void EdnPullByText(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_pull", Pull<true>, i, in, out);
 }
+void EdnEntityById(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_entity", TouchEntity<false>, i, in, out);
+}
+void EdnEntityByText(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
+  ForEachRow("edn_entity", TouchEntity<true>, i, in, out);
+}
 void EdnExplain(duckdb_function_info i, duckdb_data_chunk in, duckdb_vector out) {
   ForEachRow("edn_explain", Explain, i, in, out);
 }
@@ -296,6 +328,11 @@ bool RegisterScalars(duckdb_connection con, std::string* error) {
         {{V, V, V}, EdnPullByText},
         {{V, V, I, V}, EdnPullById},
         {{V, V, V, V}, EdnPullByText}}},
+      {"edn_entity",
+       {{{V, I}, EdnEntityById},
+        {{V, V}, EdnEntityByText},
+        {{V, I, V}, EdnEntityById},
+        {{V, V, V}, EdnEntityByText}}},
       {"edn_explain", {{{V, V, V}, EdnExplain}}},
       {"edn_eval", {{{V, V}, EdnEval}}},
       {"edn_datoms", {{{V, V, V}, EdnDatoms}, {{V, V, V, V}, EdnDatoms}}},

@@ -154,6 +154,30 @@ void EdnPull(sqlite3_context* c, int argc, sqlite3_value** argv) {
   });
 }
 
+// edn_entity(db_path, eid [, format]): the entity touched (Datomic's
+// (d/touch (d/entity db eid))): every attribute with its values, cardinality-many ones as
+// sets, refs as {:db/id N} (or the ident), components touched too; eid as for edn_pull.
+void EdnEntity(sqlite3_context* c, int argc, sqlite3_value** argv) {
+  Call(c, "edn_entity", [&]() -> Out {
+    auto db_path = TextArg(argv[0]);
+    if (sqlite3_value_type(argv[1]) == SQLITE_NULL) return Null();
+    bool plain = true;
+    MENTAT_ASSIGN_OR_RETURN(edn::Value eid, EntityArg(argv[1], &plain));
+    MENTAT_ASSIGN_OR_RETURN(Format format, FormatArg(argc, argv, 2));
+    MENTAT_ASSIGN_OR_RETURN(StoreRef ref, AcquireStore(Ctx(c), db_path, Access::kRead));
+    MENTAT_NULL_IF_NO_STORE(ref);
+    auto entity = ref.get()->entity(eid);
+    if (!entity.ok()) {
+      if (plain) return entity.status();
+      return Status(entity.status().code(),
+                    std::string(kEntityWanted) + ": " + entity.status().message());
+    }
+    MENTAT_ASSIGN_OR_RETURN(edn::Value touched, entity->touch());
+    if (format == Format::kEdn) return Text(edn::Print(touched));
+    return Text(PullJson(touched, std::nullopt));
+  });
+}
+
 // edn_eval(db_path, script): runs a script (include/mentat/script.h) whose default
 // connection, (mentat.store/open) with no argument, is the store named by db_path; the
 // result is the last form's value as EDN text. Sandboxed: no files (other stores
@@ -276,6 +300,7 @@ const FunctionSpec kFunctions[] = {
     {"edn_t", 2, 3, EdnT},              // (db_path, edn [, format])
     {"edn_q", 2, 4, EdnQ},              // (db_path, query [, options [, format]])
     {"edn_pull", 3, 4, EdnPull},        // (db_path, pattern, eid [, format])
+    {"edn_entity", 2, 3, EdnEntity},    // (db_path, eid [, format])
     {"edn_eval", 2, 2, EdnEval},        // (db_path, script)
     {"edn_datoms", 2, 4, EdnDatoms},    // (db_path, index [, components [, format]])
     {"edn_explain", 2, 3, EdnExplain},  // (db_path, query [, options])

@@ -22,8 +22,6 @@
 
 #include "calls.h"
 #include "functions.h"
-#include "query/ast.h"
-#include "query/query.h"
 
 namespace mentat::sqlite_ext {
 
@@ -124,16 +122,16 @@ const char* DeclaredType(const edn::Value& v) {
 // The CREATE TABLE statement of a table created with `query`: one column per find
 // element, named after it, typed from a first run of the query when that succeeds.
 Result<std::string> FixedSchema(RowsTable* t) {
-  MENTAT_ASSIGN_OR_RETURN(auto prepared, query::Prepared::Parse(t->query));
-  const query::ParsedQuery& pq = prepared->parsed();
+  MENTAT_ASSIGN_OR_RETURN(QueryResult shape, describe_query(t->query));
   std::vector<std::string> elements;
-  if (!pq.keys.empty()) {
-    for (const auto& k : pq.keys) elements.push_back(k.is_string() ? k.str() : edn::Print(k));
+  if (!shape.map_keys.empty()) {
+    for (const auto& k : shape.map_keys)
+      elements.push_back(k.is_string() ? k.str() : edn::Print(k));
   } else {
-    for (const auto& f : pq.find) elements.push_back(edn::Print(f.form));
+    elements = shape.columns;
   }
-  using Kind = query::ParsedQuery::FindKind;
-  if (pq.find_kind == Kind::kColl || pq.find_kind == Kind::kScalar) elements.resize(1);
+  using Shape = QueryResult::Shape;
+  if (shape.shape == Shape::kCollection || shape.shape == Shape::kScalar) elements.resize(1);
   std::vector<edn::Value> first_row;
   auto run = RunQuery(t->ctx, t->db_path, t->query, t->options);
   if (run.ok() && *run && !(*run)->rows.empty()) first_row = (*run)->rows[0];

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <utility>
 
-#include "store/host.h"
+#include "mentat/sqlite_host.h"
 
 namespace mentat::sqlite_ext {
 

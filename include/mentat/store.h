@@ -228,6 +228,11 @@ struct QueryOptions {
 // wrong. `query` gives the :in spec so JSON values bind with the right shape.
 Result<QueryOptions> options_from_json(std::string_view query, std::string_view json);
 
+// What a query's results will look like, without running it: a QueryResult with no rows
+// whose shape, columns and map_keys are those Store::q gives. Errors: the parse errors of
+// Store::q (kParse with line:column, kInvalidArgument for a malformed query).
+Result<QueryResult> describe_query(std::string_view query);
+
 // A database value: the store as of a basis, optionally filtered (as-of, since, history).
 class Db {
  public:

@@ -22,7 +22,7 @@
 #include "mentat/schema.h"
 #include "mentat/status.h"
 #include "storage/sqlite.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat::pull {
 

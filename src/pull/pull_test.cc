@@ -8,7 +8,7 @@
 
 #include "mentat/store.h"
 #include "store/store_impl.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat {
 namespace {

@@ -189,71 +189,26 @@ Result<ViewShape> Analyzer::SourceShape(const std::string& src, const edn::Value
 
 namespace {
 
-struct ViewSql {
-  std::string as_of, since;  // parameter references, "" when not set
-};
-
-std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const ViewSql& p) {
+// A pattern's variants: one per branch of its source's view, read under the item's alias.
+std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const views::BoundSql& p) {
   const std::string t = "t" + std::to_string(id);
   std::vector<Variant> out;
-  if (!shape.history) {
-    Variant d{"datoms", {}, {{"added", "1"}}, -1};
-    if (shape.as_of) d.conds.push_back(Col(id, "tx") + " <= " + p.as_of);
-    if (shape.since) d.conds.push_back(Col(id, "tx") + " > " + p.since);
-    out.push_back(d);
-    if (shape.as_of) {
-      Variant h{"history", {}, {{"added", "1"}, {"ix", "NULL"}}, -1};
-      h.conds.push_back(t + ".tx <= " + p.as_of + " AND " + t + ".rtx > " + p.as_of);
-      if (shape.since) h.conds.push_back(t + ".tx > " + p.since);
-      out.push_back(h);
-    }
-    return out;
+  for (const views::Branch& b : views::Branches(shape)) {
+    Variant v{b.table, {}, {{"added", b.added ? "1" : "0"}}, -1};
+    // The current datoms' columns as tokens (passes may read them from another table).
+    for (const views::Cond& c : b.conds)
+      v.conds.push_back(views::CondSql(c, b.current() ? Col(id, c.column) : t + "." + c.column, p));
+    if (!b.current()) v.cols["ix"] = "NULL";
+    if (b.tx_column != std::string("tx")) v.cols["tx"] = t + "." + b.tx_column;
+    out.push_back(std::move(v));
   }
-  Variant d{"datoms", {}, {{"added", "1"}}, -1};
-  Variant ha{"history", {}, {{"added", "1"}, {"ix", "NULL"}}, -1};
-  Variant hr{"history", {}, {{"added", "0"}, {"tx", t + ".rtx"}, {"ix", "NULL"}}, -1};
-  if (shape.as_of) {
-    d.conds.push_back(t + ".tx <= " + p.as_of);
-    ha.conds.push_back(t + ".tx <= " + p.as_of);
-    hr.conds.push_back(t + ".rtx <= " + p.as_of);
-  }
-  if (shape.since) {
-    d.conds.push_back(t + ".tx > " + p.since);
-    ha.conds.push_back(t + ".tx > " + p.since);
-    hr.conds.push_back(t + ".rtx > " + p.since);
-  }
-  out.push_back(d);
-  out.push_back(ha);
-  out.push_back(hr);
   return out;
 }
 
-// The whole view as one table expression with columns e, a, v, tx, added.
-std::string CollapsedTable(const ViewShape& shape, const ViewSql& p) {
-  if (!shape.as_of && !shape.since && !shape.history) return "datoms";
-  std::string d = "SELECT e, a, v, tx, ix, 1 AS added FROM datoms";
-  std::vector<std::string> dc, hc, rc;
-  if (shape.as_of) dc.push_back("tx <= " + p.as_of);
-  if (shape.since) dc.push_back("tx > " + p.since);
-  auto where = [](const std::vector<std::string>& cs) {
-    std::string w;
-    for (const auto& c : cs) w += (w.empty() ? " WHERE " : " AND ") + c;
-    return w;
-  };
-  std::string out = "(" + d + where(dc);
-  if (shape.history) {
-    hc = dc;
-    if (shape.as_of) rc.push_back("rtx <= " + p.as_of);
-    if (shape.since) rc.push_back("rtx > " + p.since);
-    out += " UNION ALL SELECT e, a, v, tx, NULL AS ix, 1 AS added FROM history" + where(hc);
-    out += " UNION ALL SELECT e, a, v, rtx AS tx, NULL AS ix, 0 AS added FROM history" + where(rc);
-  } else if (shape.as_of) {
-    hc.push_back("tx <= " + p.as_of);
-    hc.push_back("rtx > " + p.as_of);
-    if (shape.since) hc.push_back("tx > " + p.since);
-    out += " UNION ALL SELECT e, a, v, tx, NULL AS ix, 1 AS added FROM history" + where(hc);
-  }
-  return out + ")";
+// The whole view as one table expression with columns e, a, v, tx, ix, added.
+std::string CollapsedTable(const ViewShape& shape, const views::BoundSql& p) {
+  if (!shape.filtered()) return "datoms";
+  return "(" + ViewSelect(shape, p, "", AttrIndex::kNone, true) + ")";
 }
 
 }  // namespace
@@ -261,7 +216,7 @@ std::string CollapsedTable(const ViewShape& shape, const ViewSql& p) {
 std::string Analyzer::ViewTable(const std::string& src, bool /*with_added*/) {
   auto it = env_->sources.find(src);
   ViewShape shape = it == env_->sources.end() ? ViewShape{} : it->second;
-  ViewSql p;
+  views::BoundSql p;
   if (shape.as_of)
     p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
   if (shape.since)
@@ -456,7 +411,7 @@ VarBind Analyzer::ViewColumn(int item, const std::string& col, VT t) {
 int Analyzer::ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form,
                        Scope* s) {
   int id = NewItem(Item::Kind::kPattern, form, s);
-  ViewSql p;
+  views::BoundSql p;
   if (shape.as_of)
     p.as_of = unit_->ParamRef(Param{Param::Kind::kViewTx, {}, -1, VT::kAny, src, false, {}});
   if (shape.since)

@@ -22,6 +22,7 @@
 #include "query/ast.h"
 #include "query/query.h"
 #include "schema/codec.h"
+#include "views/views.h"
 
 namespace mentat::query {
 
@@ -210,10 +211,8 @@ struct RelSpec {
   double size_hint = 100;
 };
 
-struct ViewShape {
-  bool as_of = false, since = false, history = false;
-  bool operator==(const ViewShape&) const = default;
-};
+// The filters of a source's view (views/views.h owns which tables make it up).
+using ViewShape = views::Shape;
 
 struct RuleInfo;  // rules.cc
 

@@ -98,11 +98,14 @@ Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
   if (!enc.ok())
     return Status::Schema("lookup ref " + edn::Print(ref) + ": " + enc.status().message());
   const DbView& view = View(src);
-  std::string sql = "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0";
-  if (view.as_of) sql += " AND tx <= ?3";
-  if (view.as_of && !view.history)
-    sql += " UNION ALL SELECT e FROM history WHERE a = ?1 AND v = ?2 AND tx <= ?3 AND rtx > ?3";
-  sql += " LIMIT 1";
+  // The entity holding the value in the database as of the view's point (a history
+  // database included), or now.
+  views::BoundSql bounds;
+  bounds.as_of = "?3";
+  std::string sql = "SELECT e FROM (" +
+                    ViewSelect(views::Shape{view.as_of.has_value(), false, false}, bounds,
+                               "a = ?1 AND v = ?2", AttrIndex::kAvet) +
+                    ") LIMIT 1";
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx_.conn->Cached(sql));
   st->BindInt(1, a->id);
   schema::Bind(*st, 2, *enc);

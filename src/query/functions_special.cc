@@ -183,10 +183,14 @@ Status Analyzer::TxData(const Clause& c, Scope* s) {
   {
     const std::string t = "t" + std::to_string(id);
     Item& item = unit_->items[id];
-    item.variants.push_back(Variant{"datoms", {t + ".tx = " + tx.sql}, {{"added", "1"}}, -1});
-    item.variants.push_back(Variant{"history", {t + ".tx = " + tx.sql}, {{"added", "1"}}, -1});
-    item.variants.push_back(
-        Variant{"history", {t + ".rtx = " + tx.sql}, {{"added", "0"}, {"tx", t + ".rtx"}}, -1});
+    views::BoundSql bounds;
+    bounds.tx = tx.sql;
+    for (const views::Branch& b : views::TxBranches()) {
+      Variant v{
+          b.table, {views::CondsSql(b, t + ".", bounds)}, {{"added", b.added ? "1" : "0"}}, -1};
+      if (b.tx_column != std::string("tx")) v.cols["tx"] = t + "." + b.tx_column;
+      item.variants.push_back(std::move(v));
+    }
     item.plan.fixed_rows = 20;
     for (const auto& v : b.vars)
       if (v != "_") item.plan.binds.push_back(v);

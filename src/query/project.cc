@@ -229,24 +229,7 @@ Status Execution::OffsetAndLimit(std::vector<std::vector<edn::Value>>* rows) con
 }
 
 Result<QueryResult> Execution::Project(std::vector<std::vector<edn::Value>> rows) {
-  QueryResult r;
-  switch (q_.find_kind) {
-    case ParsedQuery::FindKind::kRel:
-      r.shape = QueryResult::Shape::kRelation;
-      break;
-    case ParsedQuery::FindKind::kColl:
-      r.shape = QueryResult::Shape::kCollection;
-      break;
-    case ParsedQuery::FindKind::kTuple:
-      r.shape = QueryResult::Shape::kTuple;
-      break;
-    case ParsedQuery::FindKind::kScalar:
-      r.shape = QueryResult::Shape::kScalar;
-      break;
-  }
-  r.columns.reserve(c_.find.size());
-  for (const ProjElem& pe : c_.find) r.columns.push_back(pe.name);
-  r.map_keys = q_.keys;
+  QueryResult r = Describe(q_);
   {
     bool per_row = false, sql_agg = false;
     for (const ProjElem& pe : c_.find) {

@@ -119,6 +119,10 @@ Result<QueryResult> Run(const ExecContext& ctx, const edn::Value& query,
 Result<std::string> Explain(const ExecContext& ctx, std::string_view query,
                             const std::vector<Input>& inputs);
 
+// A result with no rows: the shape, columns (the find elements as written) and map keys
+// of `q`'s results (also mentat::describe_query, defined in describe.cc).
+QueryResult Describe(const ParsedQuery& q);
+
 // mentat::options_from_json (include/mentat/store.h) is defined in options_json.cc.
 
 }  // namespace mentat::query

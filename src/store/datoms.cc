@@ -8,7 +8,7 @@
 #include "schema/codec.h"
 #include "schema/names.h"
 #include "store/store_impl.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat {
 
@@ -170,13 +170,15 @@ Result<std::vector<Datom>> Db::datoms(std::string_view index,
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
     MENTAT_ASSIGN_OR_RETURN(Components comps,
                             ResolveComponents(c->db.get(), schema, order, components));
-    std::vector<std::string> conds;
+    // e, a and v inside each branch of the view; tx outside (in the history view's
+    // retraction branch it is another column).
+    std::vector<std::string> conds, outer;
     for (size_t i = 0; i < comps.cols.size(); ++i)
-      conds.push_back(comps.cols[i] + " = ?" + std::to_string(i + 1));
+      (i < 3 ? conds : outer).push_back(comps.cols[i] + " = ?" + std::to_string(i + 1));
     if (order[0] == 'v') conds.push_back(RefAttrsCondition(schema));
     std::string sql = "SELECT e, a, v, tx, added FROM (" +
                       ViewSql(view, Join(conds, " AND "), IndexFor(order, comps, true)) + ")" +
-                      OrderBy(order);
+                      (outer.empty() ? "" : " WHERE " + Join(outer, " AND ")) + OrderBy(order);
     return RunDatoms(c->db.get(), schema, sql, comps.vals);
   });
 }

@@ -132,6 +132,21 @@ TEST_F(GlueTest, DatomsOverEveryIndexAndDatabaseValue) {
   EXPECT_FALSE(now.datoms(":evat", {}).ok());
 }
 
+// All four components on a history database: the tx component names the transaction of
+// each event, a retraction's included (the retraction branch reads tx from rtx).
+TEST_F(GlueTest, HistoryDatomsByTransactionFindRetractions) {
+  Db hist = store_->db().history();
+  Value a = Value::Int(a_), age = V(":p/age"), one = Value::Int(1);
+  EXPECT_EQ(Datoms(hist, ":eavt", {a, age, one, Value::Int(t2_)}),
+            (std::set<D>{{a_, "p/age", "1", t2_, false}}));
+  EXPECT_EQ(Datoms(hist, ":eavt", {a, age, one, Value::Int(t1_)}),
+            (std::set<D>{{a_, "p/age", "1", t1_, true}}));
+  EXPECT_EQ(Datoms(hist, ":aevt", {age, a, one, Value::Int(t2_)}),
+            (std::set<D>{{a_, "p/age", "1", t2_, false}}));
+  EXPECT_EQ(Datoms(hist.as_of(TxPoint::Tx(t1_)), ":eavt", {a, age, one, Value::Int(t2_)}),
+            std::set<D>{});
+}
+
 // seek_datoms: index order from the first datom >= the components, on every view.
 TEST_F(GlueTest, SeekDatomsOverEveryIndexAndDatabaseValue) {
   Db now = store_->db();

@@ -10,7 +10,7 @@
 #include "mentat/store.h"
 #include "pull/pull.h"
 #include "store/store_impl.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat {
 

@@ -5,6 +5,7 @@
 #include "mentat/log.h"
 #include "schema/codec.h"
 #include "store/store_impl.h"
+#include "views/views.h"
 
 namespace mentat {
 
@@ -41,11 +42,14 @@ Result<std::vector<TxReport>> ReadLog(storage::Connection* c, const Schema& sche
     out.push_back(std::move(r));
   }
   txs->Reset();
-  MENTAT_ASSIGN_OR_RETURN(auto d,
-                          c->Cached("SELECT e, a, v, tx, 1 FROM datoms WHERE tx = ?1 "
-                                    "UNION ALL SELECT e, a, v, tx, 1 FROM history WHERE tx = ?1 "
-                                    "UNION ALL SELECT e, a, v, rtx, 0 FROM history WHERE rtx = ?1 "
-                                    "ORDER BY 1, 2, 5, 3"));
+  std::string log_sql;
+  views::BoundSql bounds;
+  bounds.tx = "?1";
+  for (const views::Branch& b : views::TxBranches())
+    log_sql += std::string(log_sql.empty() ? "" : " UNION ALL ") + "SELECT e, a, v, " +
+               b.tx_column + (b.added ? ", 1" : ", 0") + " FROM " + b.table + " WHERE " +
+               views::CondsSql(b, "", bounds);
+  MENTAT_ASSIGN_OR_RETURN(auto d, c->Cached(log_sql + " ORDER BY 1, 2, 5, 3"));
   for (TxReport& r : out) {
     d->BindInt(1, r.tx_id);
     for (;;) {

@@ -12,7 +12,7 @@
 #include "query/passes.h"
 #include "query/query.h"
 #include "store/store_impl.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat {
 

@@ -5,7 +5,7 @@
 
 #include "schema/codec.h"
 #include "store/store_impl.h"
-#include "store/views.h"
+#include "views/views.h"
 
 namespace mentat {
 

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "mentat/sqlite_host.h"
 #include "mentat/store.h"
 #include "storage/format.h"
 #include "storage/sqlite.h"
 #include "store/attr_cache.h"
-#include "store/host.h"
 #include "store/index_advisor.h"
 #include "store/value_counts.h"
 

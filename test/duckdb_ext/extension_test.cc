@@ -23,14 +23,15 @@ TEST_F(ExtensionTest, LoadsAndRegistersFunctions) {
       Run("SELECT function_name || ' ' || function_type || ' ' || n FROM (SELECT function_name, "
           "function_type, count(*) AS n FROM duckdb_functions() WHERE function_name LIKE 'edn_%' "
           "GROUP BY ALL) ORDER BY 1");
-  ASSERT_EQ(r.rows.size(), 7u);
+  ASSERT_EQ(r.rows.size(), 8u);
   EXPECT_EQ(r.Cell(0, 0), "edn_datoms scalar 2");
-  EXPECT_EQ(r.Cell(1, 0), "edn_eval scalar 1");
-  EXPECT_EQ(r.Cell(2, 0), "edn_explain scalar 1");
-  EXPECT_EQ(r.Cell(3, 0), "edn_log scalar 3");
-  EXPECT_EQ(r.Cell(4, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
-  EXPECT_EQ(r.Cell(5, 0), "edn_q table 1");
-  EXPECT_EQ(r.Cell(6, 0), "edn_t scalar 2");
+  EXPECT_EQ(r.Cell(1, 0), "edn_entity scalar 4");  // BIGINT or VARCHAR eid, optional format
+  EXPECT_EQ(r.Cell(2, 0), "edn_eval scalar 1");
+  EXPECT_EQ(r.Cell(3, 0), "edn_explain scalar 1");
+  EXPECT_EQ(r.Cell(4, 0), "edn_log scalar 3");
+  EXPECT_EQ(r.Cell(5, 0), "edn_pull scalar 4");  // BIGINT or VARCHAR eid, optional format
+  EXPECT_EQ(r.Cell(6, 0), "edn_q table 1");
+  EXPECT_EQ(r.Cell(7, 0), "edn_t scalar 2");
 }
 
 TEST_F(ExtensionTest, TransactReturnsJsonReport) {
@@ -50,6 +51,18 @@ TEST_F(ExtensionTest, TransactReturnsJsonReport) {
   // The report is JSON DuckDB can read.
   auto id = Run("SELECT json_extract(" + Quote(report) + ", '$.tempids.a')::BIGINT");
   EXPECT_EQ(id.Cell(0, 0), "65536");
+}
+
+TEST_F(ExtensionTest, EntityIsTouchedAsJsonOrEdn) {
+  std::string p = Quote(Path("entity.db"));
+  Run("SELECT edn_t(" + p + ", " + Quote(kSchema) + ")");
+  Run("SELECT edn_t(" + p + ", '[{:db/id \"a\" :person/name \"Ann\" :person/age 31}]')");
+  EXPECT_EQ(Run("SELECT edn_entity(" + p + ", 65536)").Cell(0, 0),
+            R"({":db/id":65536,":person/age":31,":person/name":"Ann"})");
+  EXPECT_EQ(Run("SELECT edn_entity(" + p + ", '[:person/name \"Ann\"]', 'edn')").Cell(0, 0),
+            "{:db/id 65536, :person/age 31, :person/name \"Ann\"}");
+  EXPECT_THAT(Error("SELECT edn_entity(" + p + ", '[:person/age 31]')"),
+              HasSubstr("not :db/unique"));
 }
 
 TEST_F(ExtensionTest, TransactOneRowPerTransaction) {

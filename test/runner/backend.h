@@ -23,13 +23,8 @@ class Backend {
   virtual Result<edn::Value> Pull(const std::string& pattern, const std::string& eid) = 0;
   // `args`: "INDEX COMPONENTS..."; result: vector of [e a v tx added].
   virtual Result<edn::Value> Datoms(const std::string& args) = 0;
-  // The entity `eid` touched: {:db/id N attr value ...}. Backends without an entity call
-  // keep this default, and the runner skips `entity` records for them.
-  virtual Result<edn::Value> Entity(const std::string& eid) {
-    (void)eid;
-    return Status::Unsupported(kNoEntity);
-  }
-  static constexpr const char* kNoEntity = "entity: not supported by this backend";
+  // The entity `eid` touched: {:db/id N attr value ...}.
+  virtual Result<edn::Value> Entity(const std::string& eid) = 0;
 };
 
 std::unique_ptr<Backend> MakeLibraryBackend();

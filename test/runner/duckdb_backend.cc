@@ -276,6 +276,10 @@ class DuckdbBackend : public Backend {
                       ", 'edn')");
   }
 
+  Result<edn::Value> Entity(const std::string& eid) override {
+    return ReadScalar("SELECT edn_entity(" + path_ + ", " + Quote(eid) + ", 'edn')");
+  }
+
   Result<edn::Value> Datoms(const std::string& args) override {
     size_t space = args.find_first_of(" \t\n");
     std::string index = args.substr(0, space);

@@ -269,9 +269,6 @@ class FileRunner {
       size_t rb = rest.find_first_not_of(' ');
       rest = rb == std::string::npos ? "" : rest.substr(rb);
       auto res = b_->Entity(eid_text);
-      if (!res.ok() && res.status().code() == Code::kUnsupported &&
-          res.status().message() == Backend::kNoEntity)
-        return "";  // this backend has no entity call
       if (rest.rfind("error", 0) == 0)
         return ExpectError(res.status(), rest.size() > 6 ? rest.substr(6) : "", res.ok());
       if (!res.ok()) return "entity failed: " + res.status().ToString();

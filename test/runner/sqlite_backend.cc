@@ -73,6 +73,12 @@ class SqliteBackend : public Backend {
     }
     return ReadEdn(Call("SELECT edn_pull(?1, ?2, ?3, 'edn')", {pattern, eid}));
   }
+  Result<edn::Value> Entity(const std::string& eid) override {
+    auto e = edn::Read(eid);
+    if (e.ok() && e->is_int())
+      return ReadEdn(Call("SELECT edn_entity(?1, ?2, 'edn')", {}, e->as_int()));
+    return ReadEdn(Call("SELECT edn_entity(?1, ?2, 'edn')", {eid}));
+  }
   Result<edn::Value> Datoms(const std::string& args) override {
     std::string index = args, components;
     size_t space = args.find_first_of(" \t\n");

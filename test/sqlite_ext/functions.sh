@@ -92,6 +92,16 @@ has_line "pull by lookup ref" "pull_lookup={\":db/id\":$B,\":person/age\":25}" "
 has_line "pull by id as text" "pull_text_id={\":db/id\":$B,\":person/age\":25}" "$out"
 has_line "pull of nothing" 'pull_missing={":db/id":999999}' "$out"
 has_line "pull EDN" 'pull_edn={:person/born #inst "2024-01-02T03:04:05.123456Z", :person/name "Alice"}' "$out"
+# edn_entity: the entity touched, JSON as edn_pull's (many values as arrays) or EDN.
+out="$(sq :memory: <<SQL
+SELECT 'entity=' || edn_entity('$DB', $B);
+SELECT 'entity_lookup=' || edn_entity('$DB', '[:person/name "Bob"]', 'edn');
+SELECT 'entity_null=' || coalesce(edn_entity('$DB', NULL), 'NULL');
+SQL
+)"
+has_line "entity" "entity={\":db/id\":$B,\":person/age\":25,\":person/friend\":[{\":db/id\":$A}],\":person/name\":\"Bob\"}" "$out"
+has_line "entity by lookup ref, EDN" "entity_lookup={:db/id $B, :person/age 25, :person/friend #{{:db/id $A}}, :person/name \"Bob\"}" "$out"
+has_line "entity of NULL" 'entity_null=NULL' "$out"
 out="$(sq :memory: "SELECT edn_q('$DB', '[:find (pull ?e [:person/name :person/born {:person/friend [:person/age]}]) . :where [?e :person/name \"Bob\"]]', NULL);" \
   "SELECT c1 FROM edn_rows('$DB', '[:find ?e (pull ?e [:person/name]) :where [?e :person/name \"Bob\"]]');")"
 expect "(pull ...) in :find: nested objects, pull encoding" \

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "util/json_edn.h"
+#include "edn/json_edn.h"
 
 namespace mentat::cli {
 

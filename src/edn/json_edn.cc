@@ -1,4 +1,4 @@
-#include "util/json_edn.h"
+#include "edn/json_edn.h"
 
 #include <cmath>
 

@@ -1,0 +1,22 @@
+# mentat_include_view(TARGET SUBSYSTEM...): TARGET includes the public API (include/) and
+# the headers of the subsystems named and of those they declare (src/CMakeLists.txt),
+# nothing else of src/: a folder of links, layers/TARGET/<subsystem> -> src/<subsystem>,
+# is its include path.
+function(mentat_include_view target)
+  set(visible "")
+  foreach(name ${ARGN})
+    get_property(sees GLOBAL PROPERTY MENTAT_SEES_${name})
+    if(NOT sees)
+      message(FATAL_ERROR "${target}: ${name} is not a subsystem declared in src/CMakeLists.txt")
+    endif()
+    list(APPEND visible ${sees})
+  endforeach()
+  list(REMOVE_DUPLICATES visible)
+  set(view ${CMAKE_BINARY_DIR}/layers/${target})
+  file(REMOVE_RECURSE ${view})
+  file(MAKE_DIRECTORY ${view})
+  foreach(name ${visible})
+    file(CREATE_LINK ${CMAKE_SOURCE_DIR}/src/${name} ${view}/${name} SYMBOLIC)
+  endforeach()
+  target_include_directories(${target} PRIVATE ${CMAKE_SOURCE_DIR}/include ${view})
+endfunction()
