@@ -506,6 +506,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   if (v.is_const()) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(v.value, attr ? vt : VT::kAny, src, c.form));
     cond(Col(id, "v") + (x == "NULL" ? " IS NULL" : " = " + x));
+    if (attr) unit_->items[id].plan.v_value = StoredConstant(v.value, *attr);
   } else if (v.is_var()) {
     VarBind b = ViewColumn(id, "v", vt);
     if (!attr) b.attr = Col(id, "a");
@@ -528,6 +529,21 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
         BindOrConstrain(s, added.name, ViewColumn(id, "added", VT::kBoolean), id, c.form));
   }
   return Status::OK();
+}
+
+std::optional<schema::DbVal> Analyzer::StoredConstant(const edn::Value& v,
+                                                      const Attribute& attr) const {
+  if (attr.type == ValueType::kRef) {
+    if (v.is_int()) return schema::DbVal::Int(v.as_int());
+    if (v.is_keyword()) {
+      auto e = env_->schema->entid(v.str());
+      if (e) return schema::DbVal::Int(*e);
+    }
+    return std::nullopt;  // a lookup ref: resolved when the query runs
+  }
+  auto enc = schema::Encode(v, attr.type);
+  if (!enc.ok()) return std::nullopt;
+  return *enc;
 }
 
 bool Analyzer::AllBound(const Scope& s, const std::vector<std::string>& vars) const {

@@ -25,6 +25,9 @@ namespace mentat::query {
 struct AttrStats {
   double datoms = 0;
   double distinct_values = 0;
+  double distinct_entities = 0;  // 0 when not counted yet
+  // The most common values (attr_values, format 5) and their datoms.
+  std::vector<std::pair<schema::DbVal, double>> common;
 };
 
 // Statistics read once per plan.
@@ -37,6 +40,26 @@ struct Stats {
   double Distinct(Entid a) const {
     auto it = attrs.find(a);
     return it == attrs.end() ? 1 : std::max(1.0, it->second.distinct_values);
+  }
+  // Values per entity: datoms / distinct entities; std::nullopt when not counted.
+  std::optional<double> FanOut(Entid a) const {
+    auto it = attrs.find(a);
+    if (it == attrs.end() || it->second.distinct_entities <= 0) return std::nullopt;
+    return std::max(1.0, it->second.datoms / it->second.distinct_entities);
+  }
+  // The datoms holding value `v`: its count when it is a common value, else an even share
+  // of the datoms the common values leave (at least 1).
+  double ValueDatoms(Entid a, const schema::DbVal& v) const {
+    auto it = attrs.find(a);
+    if (it == attrs.end()) return 1;
+    const AttrStats& s = it->second;
+    double common = 0;
+    for (const auto& [cv, n] : s.common) {
+      if (cv == v) return n;
+      common += n;
+    }
+    double rest_values = std::max(1.0, s.distinct_values - static_cast<double>(s.common.size()));
+    return std::max(1.0, (s.datoms - common) / rest_values);
   }
   std::map<Entid, AttrStats> attrs;
   double total_datoms = 0;
@@ -208,6 +231,9 @@ class Analyzer {
   // The SQL of a source's view as a table: "datoms" or a UNION ALL subquery.
   std::string ViewTable(const std::string& src, bool with_added);
   Result<ViewShape> SourceShape(const std::string& src, const edn::Value& form) const;
+  // A pattern's constant value as `attr` stores it, for the statistics' common values;
+  // std::nullopt when it is not known before the query runs (a lookup ref).
+  std::optional<schema::DbVal> StoredConstant(const edn::Value& v, const Attribute& attr) const;
 
   Unit* unit() { return unit_; }
   AnalyzeEnv* env() { return env_; }

@@ -101,7 +101,10 @@ struct PlanInfo {
   std::string src = "$";
   Pos e = Pos::kFree, v = Pos::kFree, a = Pos::kFree;
   std::string e_var, v_var, a_var;
-  bool v_range = false;            // a comparison predicate constrains v
+  bool v_range = false;  // a comparison predicate constrains v
+  // A constant value, encoded as stored (for the common values of the statistics);
+  // std::nullopt for variables, inputs and values the analysis could not encode.
+  std::optional<schema::DbVal> v_value;
   double fixed_rows = -1;          // non-pattern items: the estimate (rows), < 0 if not set
   std::vector<std::string> binds;  // variables the item binds
   std::vector<std::string> needs;  // variables that must be bound before it

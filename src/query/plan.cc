@@ -77,12 +77,18 @@ struct Planner {
     if (p.attr >= 0) {
       const Attribute* a = schema.attribute(p.attr);
       double n = AttrDatoms(p.attr), d = AttrDistinct(p.attr);
-      // Values per entity: one for cardinality one; for cardinality many the statistics
-      // do not say, a few.
-      double fan = a && a->many ? std::max(1.0, std::min(4.0, n)) : 1;
+      bool unique = a && a->unique != Unique::kNone;
+      // Values per entity: one for cardinality one; for cardinality many the datoms per
+      // distinct entity (a few when not counted yet).
+      double fan = 1;
+      if (a && a->many) fan = stats.FanOut(p.attr).value_or(std::max(1.0, std::min(4.0, n)));
+      // The datoms holding a bound value: a constant's own count when it is one of the
+      // attribute's common values, else an even share.
+      double per_value = n / d;
+      if (p.v_value && !unique) per_value = stats.ValueDatoms(p.attr, *p.v_value);
       // The fraction of an entity's values that a bound value or a range keeps: the
       // pattern then filters the rows so far (a selectivity below 1).
-      double keep = a && a->unique != Unique::kNone ? 1 / n : 1 / d;
+      double keep = unique ? 1 / n : per_value / n;
       if (eb && vb) {
         rows = std::min(1.0, fan * keep);
       } else if (eb && p.v_range) {
@@ -90,7 +96,7 @@ struct Planner {
       } else if (eb) {
         rows = fan;
       } else if (vb) {
-        rows = a && a->unique != Unique::kNone ? 1 : std::max(1.0, n / d);
+        rows = unique ? 1 : std::max(1.0, per_value);
       } else if (p.v_range) {
         rows = std::max(1.0, n / 3);
       } else {
@@ -446,7 +452,7 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
 
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views) {
   Stats st;
-  auto stmt = conn->Cached("SELECT a, datoms, distinct_values FROM attr_stats");
+  auto stmt = conn->Cached("SELECT a, datoms, distinct_values, distinct_entities FROM attr_stats");
   if (stmt.ok()) {
     for (;;) {
       MENTAT_ASSIGN_OR_RETURN(bool row, (*stmt)->Step());
@@ -454,8 +460,20 @@ Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, D
       AttrStats a;
       a.datoms = static_cast<double>((*stmt)->ColumnInt(1));
       a.distinct_values = static_cast<double>((*stmt)->ColumnInt(2));
+      a.distinct_entities = static_cast<double>((*stmt)->ColumnInt(3));
       st.total_datoms += a.datoms;
       st.attrs[(*stmt)->ColumnInt(0)] = a;
+    }
+  }
+  auto common = conn->Cached("SELECT a, v, datoms FROM attr_values");
+  if (common.ok()) {
+    for (;;) {
+      MENTAT_ASSIGN_OR_RETURN(bool row, (*common)->Step());
+      if (!row) break;
+      auto it = st.attrs.find((*common)->ColumnInt(0));
+      if (it != st.attrs.end())
+        it->second.common.emplace_back(schema::Column(**common, 1),
+                                       static_cast<double>((*common)->ColumnInt(2)));
     }
   }
   auto last = conn->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);

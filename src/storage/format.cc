@@ -56,6 +56,14 @@ CREATE TABLE auto_indexes (a INTEGER PRIMARY KEY NOT NULL, uses INTEGER NOT NULL
                            created INTEGER NOT NULL, last_used INTEGER NOT NULL);
 )sql";
 
+// Format 5 adds to the planner's statistics each attribute's distinct entities (so the
+// values per entity of a cardinality-many attribute) and its most common values.
+constexpr const char* kUpgradeV4toV5 = R"sql(
+ALTER TABLE attr_stats ADD COLUMN distinct_entities INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE attr_values (a INTEGER NOT NULL, v NOT NULL, datoms INTEGER NOT NULL,
+                          PRIMARY KEY (a, v)) WITHOUT ROWID;
+)sql";
+
 // Returns the first mentat table name already present in `c`'s main schema, or "".
 Result<std::string> ClashingTable(Connection* c) {
   MENTAT_ASSIGN_OR_RETURN(
@@ -79,20 +87,10 @@ Status HasAnyTable(Connection* c, bool* any) {
 
 }  // namespace
 
-const char* const kStoreTables[] = {"meta",
-                                    "parts",
-                                    "datoms",
-                                    "history",
-                                    "attr_stats",
-                                    "auto_indexes",
-                                    "fulltext_docs",
-                                    "fulltext",
-                                    "fulltext_data",
-                                    "fulltext_idx",
-                                    "fulltext_config",
-                                    "fulltext_docsize",
-                                    "fulltext_content",
-                                    nullptr};
+const char* const kStoreTables[] = {
+    "meta",         "parts",           "datoms",           "history",          "attr_stats",
+    "attr_values",  "auto_indexes",    "fulltext_docs",    "fulltext",         "fulltext_data",
+    "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content", nullptr};
 
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
   // Only SQLITE_NOTADB and SQLITE_CORRUPT (Code::kCorrupt) say what the file is; any
@@ -154,7 +152,7 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
   MENTAT_ASSIGN_OR_RETURN(
       auto tables, c->Prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
                               "('meta', 'parts', 'datoms', 'history', 'attr_stats', "
-                              "'auto_indexes')"));
+                              "'auto_indexes', 'attr_values')"));
   std::set<std::string> have;
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, tables.Step());
@@ -162,9 +160,9 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
     have.insert(std::string(tables.ColumnText(0)));
   }
   // The table each format added (format 1 had the first four).
-  const std::pair<int, const char*> kAdded[] = {{1, "meta"},       {1, "parts"},
-                                                {1, "datoms"},     {1, "history"},
-                                                {2, "attr_stats"}, {3, "auto_indexes"}};
+  const std::pair<int, const char*> kAdded[] = {
+      {1, "meta"},       {1, "parts"},        {1, "datoms"},     {1, "history"},
+      {2, "attr_stats"}, {3, "auto_indexes"}, {5, "attr_values"}};
   std::string missing, later;
   for (const auto& [since, name] : kAdded) {
     if (since <= *version && !have.count(name))
@@ -218,7 +216,51 @@ Status Upgrade(Connection* c, int from, int to) {
     MENTAT_RETURN_IF_ERROR(c->Exec("UPDATE parts SET end = " + std::to_string(kSystemIdsStart) +
                                    " WHERE part = 0; PRAGMA user_version = 4"));
   }
+  if (from < 5 && to >= 5) {
+    MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV4toV5));
+    MENTAT_RETURN_IF_ERROR(RecountAllAttrStats(c));
+    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 5"));
+  }
   return Status::OK();
+}
+
+Status RecountAttrStats(Connection* c, int64_t a, bool value_indexed, bool many) {
+  const std::string ix = IndexTerm(value_indexed);
+  MENTAT_ASSIGN_OR_RETURN(
+      auto counts,
+      c->Cached("UPDATE attr_stats SET distinct_values = (SELECT count(DISTINCT v) FROM datoms "
+                "WHERE a = ?1 AND " +
+                ix + "), distinct_entities = " +
+                (many ? "(SELECT count(DISTINCT e) FROM datoms WHERE a = ?1 AND " + ix + ")"
+                      : std::string("datoms")) +
+                ", distinct_at = datoms WHERE a = ?1"));
+  counts->BindInt(1, a);
+  MENTAT_RETURN_IF_ERROR(counts->Run());
+  MENTAT_ASSIGN_OR_RETURN(auto clear, c->Cached("DELETE FROM attr_values WHERE a = ?1"));
+  clear->BindInt(1, a);
+  MENTAT_RETURN_IF_ERROR(clear->Run());
+  MENTAT_ASSIGN_OR_RETURN(
+      auto common,
+      c->Cached("INSERT INTO attr_values (a, v, datoms) SELECT ?1, v, n FROM (SELECT v, count(*) "
+                "AS n FROM datoms WHERE a = ?1 AND " +
+                ix + " GROUP BY v) WHERE n > 1 AND length(v) <= " +
+                std::to_string(kCommonValueMaxLength) + " ORDER BY n DESC, v LIMIT " +
+                std::to_string(kCommonValuesPerAttr)));
+  common->BindInt(1, a);
+  return common->Run();
+}
+
+Status RecountAllAttrStats(Connection* c) {
+  return c->Exec(
+      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
+      "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "
+      "FROM datoms GROUP BY a;"
+      "DELETE FROM attr_values;"
+      "INSERT INTO attr_values (a, v, datoms) SELECT a, v, n FROM (SELECT a, v, n, "
+      "row_number() OVER (PARTITION BY a ORDER BY n DESC, v) AS r FROM (SELECT a, v, count(*) "
+      "AS n FROM datoms GROUP BY a, v) WHERE n > 1 AND length(v) <= " +
+      std::to_string(kCommonValueMaxLength) +
+      ") WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
 }
 
 Status ApplySettings(Connection* c, const ConnectionSettings& s) {

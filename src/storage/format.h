@@ -11,7 +11,7 @@
 namespace mentat::storage {
 
 // PRAGMA user_version of a store written by this build.
-inline constexpr int kFormatVersion = 4;
+inline constexpr int kFormatVersion = 5;
 // The first id of the system block of :db.part/db (format 4; ids::kSystemStart).
 inline constexpr int64_t kSystemIdsStart = 0xFF00;
 // The oldest format this build upgrades in place.
@@ -56,13 +56,18 @@ inline std::string IndexTerm(bool value_indexed) {
   return std::string("ix ") + IndexTest(value_indexed);
 }
 
-// SQL that turns a store of the current format back into format 3 (no system block), or
-// into format 2 (the inverse of the upgrades to 4 and 3), then format 1 (no attr_stats): for tests
-// of the upgrade path, which build a store as an older mentat wrote it.
+// SQL that turns a store of the current format back into format 4 (no distinct entities
+// or common values in the statistics), then 3 (no system block), or into format 2 (the
+// inverse of the upgrades to 5, 4 and 3), then format 1 (no attr_stats): for tests of the
+// upgrade path, which build a store as an older mentat wrote it.
+inline constexpr const char* kDowngradeTo4ForTests =
+    "DROP TABLE attr_values; ALTER TABLE attr_stats DROP COLUMN distinct_entities; "
+    "PRAGMA user_version = 4;";
 inline constexpr const char* kDowngrade4To3ForTests =
     "DELETE FROM datoms WHERE e >= 65280 AND e < 65536; UPDATE parts SET end = 65536 WHERE "
     "part = 0; PRAGMA user_version = 3;";
 inline constexpr const char* kDowngradeTo2ForTests =
+    "DROP TABLE attr_values; ALTER TABLE attr_stats DROP COLUMN distinct_entities; "
     "DELETE FROM datoms WHERE e >= 65280 AND e < 65536; UPDATE parts SET end = 65536 WHERE "
     "part = 0; DROP INDEX datoms_avet; DROP INDEX datoms_aevt; ALTER TABLE datoms DROP COLUMN ix; "
     "CREATE INDEX datoms_avet ON datoms (a, v, e, tx); DROP TABLE auto_indexes; "
@@ -76,6 +81,21 @@ inline constexpr const char* kDowngrade2To1ForTests =
 inline constexpr int64_t kWalAutocheckpoint = 10000;
 inline constexpr int64_t kWalAutocheckpointLargeTx = 40000;
 inline constexpr size_t kLargeTxDatoms = 1000;
+
+// The planner's statistics (format 5, doc/format.md "attr_stats" and "attr_values"): the
+// most common values kept per attribute, those with at least two datoms, and the longest
+// value kept (longer ones are never compared as constants often enough to matter).
+inline constexpr int kCommonValuesPerAttr = 8;
+inline constexpr int kCommonValueMaxLength = 128;
+
+// Recounts attribute `a`'s distinct values and entities and its most common values from
+// its current datoms, read through its attribute index (`value_indexed`); `many` says
+// whether it is cardinality many (else its entities are its datoms). Amortized by the
+// caller (tx/write.cc: when the datom count has doubled or halved since the last count).
+Status RecountAttrStats(Connection* c, int64_t a, bool value_indexed, bool many);
+
+// Recounts every attribute's statistics in one pass (bootstrap, upgrades).
+Status RecountAllAttrStats(Connection* c);
 
 // Applies per-connection pragmas (WAL, synchronous, busy timeout, mmap, temp store).
 struct ConnectionSettings {

@@ -227,8 +227,9 @@ Status StoreImpl::InstallSystemEntities(storage::Connection* c, int from_format)
   // The new idents are a schema change every connection must see.
   return c->Exec(
       "UPDATE meta SET value = value + 1 WHERE key = 'schema_gen';"
-      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at) "
-      "SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms WHERE a IN (SELECT DISTINCT "
+      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
+      "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "
+      "FROM datoms WHERE a IN (SELECT DISTINCT "
       "a FROM datoms WHERE tx = " +
       std::to_string(ids::kBootstrapTx) + ") GROUP BY a;");
 }
@@ -252,11 +253,9 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
       ");"
       "INSERT INTO meta (key, value) VALUES ('last_tx', " +
       std::to_string(ids::kBootstrapTx) + "), ('last_tx_instant', " +
-      std::to_string(datoms.back().v.i) +
-      "), ('schema_gen', 1);"
-      "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at) "
-      "SELECT a, count(*), count(DISTINCT v), count(*) FROM datoms GROUP BY a;";
-  return c->Exec(sql);
+      std::to_string(datoms.back().v.i) + "), ('schema_gen', 1);";
+  MENTAT_RETURN_IF_ERROR(c->Exec(sql));
+  return storage::RecountAllAttrStats(c);
 }
 
 Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {

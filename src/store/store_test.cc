@@ -150,9 +150,10 @@ TEST(Store, AUserVersionThatContradictsTheTablesIsNamed) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "PRAGMA user_version = 3; DROP TABLE auto_indexes", nullptr, nullptr,
-                         nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(db, "PRAGMA user_version = 3; DROP TABLE attr_values; DROP TABLE auto_indexes",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(db);
   auto s = Store::open(path);
   ASSERT_FALSE(s.ok());
@@ -228,8 +229,8 @@ TEST(Store, UpgradesFormatThreeWithTheSystemBlock) {
   }
   sqlite3* db = nullptr;
   sqlite3_open(path.c_str(), &db);
-  ASSERT_EQ(sqlite3_exec(db, storage::kDowngrade4To3ForTests, nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  std::string to3 = std::string(storage::kDowngradeTo4ForTests) + storage::kDowngrade4To3ForTests;
+  ASSERT_EQ(sqlite3_exec(db, to3.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   EXPECT_EQ(RawColumn(path, "SELECT count(*) FROM datoms WHERE v = ':db.type/bigint'"),
             std::vector<std::string>{"0"});
@@ -252,8 +253,7 @@ TEST(Store, UpgradesFormatThreeWithTheSystemBlock) {
   std::string crowded = dir.Path("crowded.db");
   { MustOpen(crowded); }
   sqlite3_open(crowded.c_str(), &db);
-  std::string sql = std::string(storage::kDowngrade4To3ForTests) +
-                    "UPDATE parts SET next = 65300 WHERE part = 0;";
+  std::string sql = to3 + "UPDATE parts SET next = 65300 WHERE part = 0;";
   ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   auto s = Store::open(crowded);

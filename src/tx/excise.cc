@@ -76,6 +76,13 @@ Status Excise(storage::Connection* c, const Schema& schema, const std::vector<Ex
                                  "(SELECT a FROM datoms WHERE e = ?1" +
                                      only + ")",
                                  x.target));
+      // The planner's common values must not keep a copy of an excised value either.
+      MENTAT_RETURN_IF_ERROR(Run(c,
+                                 "DELETE FROM attr_values WHERE (a, v) IN (SELECT a, v FROM "
+                                 "datoms WHERE e = ?1" +
+                                     only + " UNION SELECT a, v FROM history WHERE e = ?1" + only +
+                                     ")",
+                                 x.target));
       MENTAT_RETURN_IF_ERROR(Run(c, "DELETE FROM datoms WHERE e = ?1" + only, x.target));
       MENTAT_RETURN_IF_ERROR(Run(c, "DELETE FROM history WHERE e = ?1" + only, x.target));
     }

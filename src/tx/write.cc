@@ -57,17 +57,12 @@ Status UpdateStats(storage::Connection* c, const Schema& schema,
     int64_t at = row ? s->ColumnInt(1) : 0;
     MENTAT_RETURN_IF_ERROR(s->Run());
     s->Reset();
-    // Recount distinct values when the datom count has doubled or halved since the last
-    // count: amortized O(1) per datom.
+    // Recount distinct values and entities and the common values when the datom count
+    // has doubled or halved since the last count: amortized O(1) per datom.
     if (datoms > 2 * at || datoms < at / 2) {
       const Attribute* attr = schema.attribute(a);
-      MENTAT_ASSIGN_OR_RETURN(
-          auto r, c->Cached(std::string("UPDATE attr_stats SET distinct_values = (SELECT "
-                                        "count(DISTINCT v) FROM datoms WHERE a = ?1 AND ") +
-                            storage::IndexTerm(attr && attr->value_indexed()) +
-                            "), distinct_at = datoms WHERE a = ?1"));
-      r->BindInt(1, a);
-      MENTAT_RETURN_IF_ERROR(r->Run());
+      MENTAT_RETURN_IF_ERROR(
+          storage::RecountAttrStats(c, a, attr && attr->value_indexed(), !attr || attr->many));
     }
   }
   return Status::OK();
