@@ -53,6 +53,8 @@ ColumnType ColumnTypeOf(ValueType t) {
     case ValueType::kUri:
     case ValueType::kSymbol:
       return ColumnType::kVarchar;
+    case ValueType::kTuple:  // a JSON array (or EDN vector) as text
+      return ColumnType::kJson;
   }
   return ColumnType::kVarchar;
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace mentat {
 
@@ -31,6 +32,9 @@ enum class ValueType : uint8_t {
   kFloat,   // 32-bit float, read back as a double
   kUri,     // #uri "..."
   kSymbol,  // EDN symbol
+  // Format 5 (doc/format.md "Tuples"): a vector of 2 to 8 scalars, typed by the
+  // attribute's :db/tupleType, :db/tupleTypes or :db/tupleAttrs.
+  kTuple,
 };
 
 // ":db.type/string" etc.
@@ -55,6 +59,12 @@ struct Attribute {
   std::string doc;
   // An adaptive value index is on (AutoIndex::kAdaptive; the store's auto_indexes table).
   bool auto_index = false;
+  // :db.type/tuple attributes, one of: every element of one type (:db/tupleType), a type
+  // per position (:db/tupleTypes), or a composite of other attributes' values kept by the
+  // transactor (:db/tupleAttrs, their idents without ':').
+  std::optional<ValueType> tuple_type;
+  std::vector<ValueType> tuple_types;
+  std::vector<std::string> tuple_attrs;
 
   // True when the attribute's values are indexed (AVET): unique, :db/index, a ref (so
   // reverse references are an index range, as Datomic's VAET), or an adaptive index.
@@ -95,6 +105,12 @@ inline constexpr Entid kTypeBigDec = kSystemStart + 1;
 inline constexpr Entid kTypeFloat = kSystemStart + 2;
 inline constexpr Entid kTypeUri = kSystemStart + 3;
 inline constexpr Entid kTypeSymbol = kSystemStart + 4;
+inline constexpr Entid kTypeTuple = kSystemStart + 5;  // format 5
+// Tuple attributes (format 5): :db/tupleType (keyword), :db/tupleTypes and :db/tupleAttrs
+// (tuples of keywords).
+inline constexpr Entid kTupleType = kSystemStart + 0x10;
+inline constexpr Entid kTupleTypes = kSystemStart + 0x11;
+inline constexpr Entid kTupleAttrs = kSystemStart + 0x12;
 // Attributes of the system block (0xFF10 ..): excision (Store: {:db/excise e}).
 inline constexpr Entid kExcise = kSystemStart + 0x18;       // :db/excise, ref
 inline constexpr Entid kExciseAttrs = kSystemStart + 0x19;  // :db.excise/attrs, ref, many

@@ -52,6 +52,8 @@ const char* VTName(VT t) {
       return "uri";
     case VT::kSymbol:
       return "symbol";
+    case VT::kTupleValue:
+      return "tuple";
     case VT::kDynamic:
       return "value";
     case VT::kNumeric:
@@ -331,6 +333,32 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     return Status::OK();
   }
   VarBind e = *existing;
+  // A tuple of parts (tuple, a vector) meets a stored tuple: equal when the parts, encoded
+  // as a tuple, are its value.
+  if ((e.type == VT::kTuple && b.type == VT::kTupleValue) ||
+      (e.type == VT::kTupleValue && b.type == VT::kTuple)) {
+    const VarBind& parts = e.type == VT::kTuple ? e : b;
+    const VarBind& stored = e.type == VT::kTuple ? b : e;
+    Expr built = "mentat_tuple(";
+    for (size_t i = 0; i < parts.parts.size(); ++i) {
+      const VarBind& p = parts.parts[i];
+      VT pt = p.type;
+      if (!IsStatic(pt) && p.constant)
+        if (auto nt = NaturalType(*p.constant)) pt = *nt;
+      if (p.sql == "NULL") {
+        built += std::string(i ? ", " : "") + "0, NULL";
+        continue;
+      }
+      if (!IsStatic(pt) || pt == VT::kTupleValue)
+        return ClauseError(Code::kInvalidArgument, form,
+                           "tuple variable " + var + " meets a stored tuple, but its part " +
+                               std::to_string(i) + " has no known type (" + VTName(p.type) + ")");
+      built += (i ? ", " : "") + std::to_string(static_cast<int>(pt)) + ", " + p.sql;
+    }
+    AddWhere(s, stored.sql + " = " + built + ")");
+    if (e.type == VT::kTuple) record(std::move(b));
+    return Status::OK();
+  }
   if (e.type == VT::kTuple || b.type == VT::kTuple)
     return ClauseError(Code::kInvalidArgument, form,
                        "tuple variable " + var + " cannot be unified here");
@@ -510,6 +538,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   } else if (v.is_var()) {
     VarBind b = ViewColumn(id, "v", vt);
     if (!attr) b.attr = Col(id, "a");
+    if (attr && attr->type == ValueType::kTuple) b.tuple_attr = attr->id;
     MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, v.name, std::move(b), id, c.form));
   }
   // Transaction.

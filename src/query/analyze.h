@@ -253,6 +253,7 @@ class Analyzer {
   };
   Status Pattern(const Clause& c, Scope* s);
   Result<FnValue> ScalarFunction(const Clause& c, const Scope& s);
+  Result<FnValue> UntupleStored(const Clause& c, const VarBind& t);  // functions.cc
   // Functions (functions.cc): returns false (in *done) when arguments are not bound yet.
   Status Function(const Clause& c, Scope* s, bool* done);
   Status Predicate(const Clause& c, Scope* s);

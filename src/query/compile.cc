@@ -155,6 +155,8 @@ int ValueRank(ValueType t) {
       return 8;
     case ValueType::kUri:
       return 15;
+    case ValueType::kTuple:
+      return 9;  // a vector
     default:
       return 2;
   }

@@ -44,14 +44,15 @@ enum class VT : uint8_t {
   kFloat,
   kUri,
   kSymbol,
-  kDynamic,  // decoded per row by VarBind::attr: an attribute id, or TypeCode(type)
-  kNumeric,  // a number: INTEGER decodes as a long, REAL as a double
-  kAny,      // an input or constant, typed at run time by its EDN kind (VarBind::slot)
-  kTuple,    // a tuple of parts (tuple/untuple)
+  kTupleValue,  // a stored tuple (:db.type/tuple): one BLOB column
+  kDynamic,     // decoded per row by VarBind::attr: an attribute id, or TypeCode(type)
+  kNumeric,     // a number: INTEGER decodes as a long, REAL as a double
+  kAny,         // an input or constant, typed at run time by its EDN kind (VarBind::slot)
+  kTuple,       // a tuple of parts, one SQL column each (tuple/untuple, vector constants)
 };
 inline VT FromValueType(ValueType t) { return static_cast<VT>(t); }
-inline bool IsStatic(VT t) { return static_cast<int>(t) <= static_cast<int>(VT::kSymbol); }
-static_assert(static_cast<int>(VT::kSymbol) == static_cast<int>(ValueType::kSymbol));
+inline bool IsStatic(VT t) { return static_cast<int>(t) <= static_cast<int>(VT::kTupleValue); }
+static_assert(static_cast<int>(VT::kTupleValue) == static_cast<int>(ValueType::kTuple));
 inline ValueType ToValueType(VT t) { return static_cast<ValueType>(t); }
 const char* VTName(VT t);
 // The natural type of an EDN constant (int -> long, keyword -> keyword, [a v] -> ref...).
@@ -175,6 +176,7 @@ struct VarBind {
   std::optional<edn::Value> constant;  // a compile-time constant (ground, query text)
   std::vector<VarBind> parts;          // kTuple
   std::set<int> deps;                  // items referenced by sql/attr
+  Entid tuple_attr = -1;               // kTupleValue read from this attribute's datoms
 };
 
 // One SQL statement's worth of compiled query.

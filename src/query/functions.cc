@@ -598,6 +598,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
   if (fn == "untuple") {
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
+    if (xs[0].type == VT::kTupleValue) return UntupleStored(c, xs[0]);
     if (xs[0].type != VT::kTuple)
       return ClauseError(Code::kSchema, c.form, "untuple expects a tuple");
     FnValue fv;
@@ -612,6 +613,43 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
                          c.fn + (fn == "missing?" ? " is a predicate; use [(missing? $ ?e :a)]"
                                                   : " needs a binding"));
   return ClauseError(Code::kInvalidArgument, c.form, "unknown function " + c.fn);
+}
+
+// untuple of a stored tuple: one part per element, read by mentat_tuple_get, typed by the
+// attribute's :db/tupleTypes or :db/tupleAttrs, else (a :db/tupleType, or a tuple of no
+// known attribute) as many parts as the binding names, each decoded by its element's kind
+// (mentat_tuple_type) or of the one :db/tupleType.
+Result<Analyzer::FnValue> Analyzer::UntupleStored(const Clause& c, const VarBind& t) {
+  const Attribute* attr = t.tuple_attr >= 0 ? env_->schema->attribute(t.tuple_attr) : nullptr;
+  std::vector<std::optional<ValueType>> types;
+  if (attr && !attr->tuple_types.empty()) {
+    types.assign(attr->tuple_types.begin(), attr->tuple_types.end());
+  } else if (attr && !attr->tuple_attrs.empty()) {
+    for (const std::string& n : attr->tuple_attrs) {
+      const Attribute* p = env_->schema->attribute(n);
+      types.push_back(p ? std::optional<ValueType>(p->type) : std::nullopt);
+    }
+  } else {
+    size_t n = c.binding.kind == BindingForm::Kind::kTuple ? c.binding.vars.size() : 0;
+    if (n == 0)
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "untuple of a stored tuple binds a tuple: [(untuple ?t) [?a ?b]]");
+    types.assign(n, attr ? attr->tuple_type : std::nullopt);
+  }
+  FnValue fv;
+  for (size_t i = 0; i < types.size(); ++i) {
+    VarBind p;
+    p.sql = "mentat_tuple_get(" + t.sql + ", " + std::to_string(i) + ")";
+    p.deps = t.deps;
+    if (types[i]) {
+      p.type = FromValueType(*types[i]);
+    } else {
+      p.type = VT::kDynamic;
+      p.attr = "mentat_tuple_type(" + t.sql + ", " + std::to_string(i) + ")";
+    }
+    fv.values.push_back(std::move(p));
+  }
+  return fv;
 }
 
 }  // namespace mentat::query

@@ -371,6 +371,8 @@ void InEsetFn(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 }  // namespace
 
+Status RegisterTupleFunctions(sqlite3* db);  // sql_tuple_functions.cc
+
 Status RegisterFunctions(sqlite3* db) {
   struct Fn {
     const char* name;
@@ -414,6 +416,7 @@ Status RegisterFunctions(sqlite3* db) {
   if (rc != SQLITE_OK)
     return Status::Internal(std::string("cannot register the entity set functions: ") +
                             sqlite3_errstr(rc));
+  MENTAT_RETURN_IF_ERROR(RegisterTupleFunctions(db));
   if (!g_entity_sets_usable.load(std::memory_order_acquire)) {
     sqlite3_stmt* st = nullptr;
     if (sqlite3_prepare_v2(db, "SELECT mentat_in_eset((SELECT mentat_eset(7)), 7)", -1, &st,

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "schema/tuple.h"
+
 namespace mentat::schema {
 
 namespace {
@@ -13,7 +15,8 @@ struct Def {
   bool many;
   Entid unique;
   bool index;
-  int since = 1;  // the format that added it
+  int since = 1;               // the format that added it
+  bool keyword_tuple = false;  // a :db.type/tuple attribute of keywords (:db/tupleType)
 };
 
 constexpr Entid kRef = ids::kTypeRef;
@@ -21,6 +24,7 @@ constexpr Entid kKeyword = ids::kTypeRef + 1;
 constexpr Entid kString = ids::kTypeRef + 4;
 constexpr Entid kBoolean = ids::kTypeRef + 5;
 constexpr Entid kInstant = ids::kTypeRef + 6;
+constexpr Entid kTuple = ids::kTypeTuple;
 
 const Def kDefs[] = {
     {ids::kPartDb, "db.part/db", 0, false, 0, false},
@@ -57,6 +61,11 @@ const Def kDefs[] = {
     {ids::kTypeSymbol, "db.type/symbol", 0, false, 0, false, 4},
     {ids::kExcise, "db/excise", kRef, false, 0, false, 4},
     {ids::kExciseAttrs, "db.excise/attrs", kRef, true, 0, false, 4},
+    // Format 5: tuples.
+    {ids::kTypeTuple, "db.type/tuple", 0, false, 0, false, 5},
+    {ids::kTupleType, "db/tupleType", kKeyword, false, 0, false, 5},
+    {ids::kTupleTypes, "db/tupleTypes", kTuple, false, 0, false, 5, true},
+    {ids::kTupleAttrs, "db/tupleAttrs", kTuple, false, 0, false, 5, true},
 };
 
 }  // namespace
@@ -79,6 +88,7 @@ std::vector<BootDatom> BootstrapDatoms(int after_format) {
                    DbVal::Int(d.many ? ids::kCardinalityMany : ids::kCardinalityOne)});
     if (d.unique) out.push_back({d.id, ids::kUnique, DbVal::Int(d.unique)});
     if (d.index) out.push_back({d.id, ids::kIndex, DbVal::Int(1)});
+    if (d.keyword_tuple) out.push_back({d.id, ids::kTupleType, DbVal::Text(":db.type/keyword")});
   }
   return out;
 }
@@ -141,6 +151,27 @@ void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool add
     case ids::kDoc:
       attr->doc = added ? v.s : "";
       break;
+    case ids::kTupleType:
+      attr->tuple_type.reset();
+      if (added) attr->tuple_type = ValueTypeFromIdent(v.s);
+      break;
+    case ids::kTupleTypes:
+    case ids::kTupleAttrs: {
+      std::vector<std::string> names;
+      if (added) {
+        edn::Value parts = DecodeTuple(v.s);
+        for (const edn::Value& p : parts.items())
+          if (p.is_keyword()) names.push_back(p.str());
+      }
+      if (a == ids::kTupleAttrs) {
+        attr->tuple_attrs = std::move(names);
+      } else {
+        attr->tuple_types.clear();
+        for (const auto& n : names)
+          if (auto t = ValueTypeFromIdent(n)) attr->tuple_types.push_back(*t);
+      }
+      break;
+    }
     default:
       break;
   }
@@ -159,13 +190,19 @@ Schema BuildSchema(const std::vector<BootDatom>& datoms) {
   return schema;
 }
 
+namespace {
+// Schema::IsSchemaAttribute as an SQL list: :db/ident, :db/valueType .. :db/doc, and the
+// tuple attributes (format 5).
+constexpr const char* kSchemaAttrList = "(1, 5, 6, 7, 8, 9, 10, 11, 12, 65296, 65297, 65298)";
+static_assert(ids::kTupleType == 65296 && ids::kTupleAttrs == 65298);
+}  // namespace
+
 Result<Schema> LoadSchema(storage::Connection* c) {
   // Both attribute indexes: the loader does not know yet which one holds each attribute.
   MENTAT_ASSIGN_OR_RETURN(
-      auto stmt,
-      c->Cached("SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, 9, 10, 11, 12) AND "
-                "ix IS NOT 0 UNION ALL SELECT e, a, v FROM datoms WHERE a IN (1, 5, 6, 7, 8, "
-                "9, 10, 11, 12) AND ix IS NOT 1"));
+      auto stmt, c->Cached("SELECT e, a, v FROM datoms WHERE a IN " + std::string(kSchemaAttrList) +
+                           " AND ix IS NOT 0 UNION ALL SELECT e, a, v FROM datoms WHERE a IN " +
+                           kSchemaAttrList + " AND ix IS NOT 1"));
   std::vector<BootDatom> datoms;
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, stmt->Step());

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "schema/tuple.h"
 #include "util/decimal.h"
 #include "util/utf8.h"
 
@@ -39,6 +40,8 @@ const char* TypeNoun(ValueType t) {
       return "a uri (#uri \"...\")";
     case ValueType::kSymbol:
       return "a symbol";
+    case ValueType::kTuple:
+      return "a tuple (a vector of 2 to 8 scalars)";
   }
   return "a value";
 }
@@ -166,6 +169,10 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type) {
       if (v.kind() != edn::Kind::kSymbol) return mismatch();
       MENTAT_RETURN_IF_ERROR(CheckUtf8(v.str(), "the symbol"));
       return DbVal::Text(v.str());
+    case ValueType::kTuple: {
+      MENTAT_ASSIGN_OR_RETURN(std::string blob, EncodeTuple(v));
+      return DbVal::Blob(std::move(blob));
+    }
   }
   return mismatch();
 }
@@ -208,6 +215,8 @@ edn::Value Decode(const DbVal& v, ValueType type) {
       return edn::Value::Uri(v.s);
     case ValueType::kSymbol:
       return edn::Value::Symbol(v.s);
+    case ValueType::kTuple:
+      return DecodeTuple(v.s);
   }
   return edn::Value();
 }

@@ -5,10 +5,10 @@
 namespace mentat {
 
 namespace {
-constexpr std::array<const char*, 14> kTypeIdents = {
+constexpr std::array<const char*, 15> kTypeIdents = {
     "db.type/ref",     "db.type/keyword", "db.type/long", "db.type/double", "db.type/string",
     "db.type/boolean", "db.type/instant", "db.type/uuid", "db.type/bytes",  "db.type/bigint",
-    "db.type/bigdec",  "db.type/float",   "db.type/uri",  "db.type/symbol"};
+    "db.type/bigdec",  "db.type/float",   "db.type/uri",  "db.type/symbol", "db.type/tuple"};
 // The types of format 1 have the ids 13..21 in enum order; later ones live in the system
 // block (ids::kSystemStart).
 constexpr size_t kFirstSystemType = static_cast<size_t>(ValueType::kBigInt);
@@ -61,7 +61,8 @@ const Attribute* Schema::attribute(std::string_view ident) const {
 }
 
 bool Schema::IsSchemaAttribute(Entid a) {
-  return a == ids::kIdent || (a >= ids::kValueType && a <= ids::kDoc);
+  return a == ids::kIdent || (a >= ids::kValueType && a <= ids::kDoc) ||
+         (a >= ids::kTupleType && a <= ids::kTupleAttrs);
 }
 
 void Schema::SetIdent(Entid e, std::string ident) {

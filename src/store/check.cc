@@ -97,6 +97,7 @@ class Checker {
       case ValueType::kBytes:
       case ValueType::kBigInt:
       case ValueType::kBigDec:
+      case ValueType::kTuple:
         return "blob";
     }
     return "";

@@ -167,6 +167,7 @@ TEST_F(PlannerStatsTest, FormatFourUpgradesWithTheStatistics) {
   sqlite3_close(db);
   EXPECT_EQ(Raw("PRAGMA user_version"), std::vector<std::string>{"4"});
   Open();
+  ASSERT_TRUE(store_);
   EXPECT_EQ(Raw("PRAGMA user_version"), std::vector<std::string>{"5"});
   EXPECT_EQ(Raw("SELECT s.distinct_entities FROM attr_stats s JOIN datoms i ON i.e = s.a AND "
                 "i.a = 1 WHERE i.v = ':t/tag'"),
@@ -177,6 +178,10 @@ TEST_F(PlannerStatsTest, FormatFourUpgradesWithTheStatistics) {
   auto check = store_->check();
   ASSERT_TRUE(check.ok());
   EXPECT_TRUE(check->ok()) << edn::Print(check->ToEdn());
+  // The upgrade installed the tuple vocabulary (the system entities of format 5).
+  auto t = store_->q("[:find ?t . :where [?a :db/ident :db/tupleAttrs] [?a :db/tupleType ?t]]");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(edn::Print(t->ToEdn()), ":db.type/keyword");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "schema/tuple.h"
 #include "tx/expand.h"
 
 namespace mentat::tx {
@@ -56,7 +57,12 @@ class Applier {
     adds_.reserve(terms.size());
     add_order_.reserve(terms.size());
     one_first_.reserve(terms.size());
-    for (const auto& t : terms) MENTAT_RETURN_IF_ERROR(Collect(t));
+    for (const auto& t : terms) {
+      MENTAT_RETURN_IF_ERROR(Collect(t));
+      first_term_.emplace(t.e.id, &t);
+    }
+    // 1b. Composite tuples, from their attributes' values after this transaction.
+    MENTAT_RETURN_IF_ERROR(DeriveComposites());
     // 2. Checks between the terms of this transaction.
     if (!explicit_retracts_.empty()) {
       for (const auto& [key, term] : adds_) {
@@ -124,6 +130,93 @@ class Applier {
   }
 
  private:
+  // Composite tuples (:db/tupleAttrs, doc/transactions.md "Tuples"): for every entity whose
+  // parts this transaction asserts or retracts, the composite of the parts' values after
+  // it (nil for a part it lacks) is asserted, replacing the old one, or retracted when it
+  // has none of them. A composite the transaction gives itself (to upsert by it) must be
+  // the one its parts make; an explicit retraction of one whose parts remain is refused.
+  Status DeriveComposites() {
+    struct Composite {
+      const Attribute* attr;
+      std::vector<const Attribute*> parts;
+    };
+    std::vector<Composite> composites;
+    for (const auto& [id, a] : schema_.attributes()) {
+      if (a.tuple_attrs.empty()) continue;
+      Composite c{&a, {}};
+      for (const std::string& n : a.tuple_attrs) c.parts.push_back(schema_.attribute(n));
+      composites.push_back(std::move(c));
+    }
+    if (composites.empty()) return Status::OK();
+    std::set<std::pair<size_t, Entid>> touched;
+    auto touch = [&](Entid e, Entid a) {
+      for (size_t i = 0; i < composites.size(); ++i) {
+        if (composites[i].attr->id == a) touched.insert({i, e});
+        for (const Attribute* p : composites[i].parts)
+          if (p && p->id == a) touched.insert({i, e});
+      }
+    };
+    for (const AddEntry* entry : add_order_) touch(entry->first.e, entry->first.a);
+    for (const DatomKey& key : retract_order_) touch(key.e, key.a);
+    for (const auto& [i, e] : touched) {
+      const Composite& c = composites[i];
+      edn::Vec vals;
+      bool any = false;
+      for (const Attribute* p : c.parts) {
+        std::optional<DbVal> v;
+        if (p) {
+          auto f = one_first_.find({e, p->id});
+          if (f != one_first_.end()) {
+            v = f->second->first.v;
+          } else {
+            MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(e, p->id));
+            for (auto& [cv, tx] : current)
+              if (!retract_seen_.count(DatomKey{e, p->id, cv})) v = cv;
+          }
+        }
+        vals.push_back(v ? schema::Decode(*v, p->type) : edn::Value());
+        any = any || v.has_value();
+      }
+      const Attribute& ca = *c.attr;
+      const Term* given = nullptr;
+      DbVal given_v;
+      for (const AddEntry* entry : add_order_)
+        if (entry->first.e == e && entry->first.a == ca.id) {
+          given = entry->second;
+          given_v = entry->first.v;
+        }
+      std::string parts_text;
+      for (const std::string& n : ca.tuple_attrs)
+        parts_text += (parts_text.empty() ? ":" : ", :") + n;
+      if (!any) {
+        if (given)
+          return ErrorAt(Code::kSchema, FormPos(*given),
+                         "composite tuple :" + ca.ident + " is kept from " + parts_text +
+                             ", and entity " + std::to_string(e) + " has none of them");
+        MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(e, ca.id));
+        for (auto& [cv, tx] : current) NoteRetract(DatomKey{e, ca.id, cv}, false);
+        continue;
+      }
+      MENTAT_ASSIGN_OR_RETURN(std::string blob,
+                              schema::EncodeTuple(edn::Value::Vector(std::move(vals))));
+      DbVal derived = DbVal::Blob(std::move(blob));
+      if (given && !(given_v == derived))
+        return ErrorAt(Code::kSchema, FormPos(*given),
+                       "composite tuple :" + ca.ident + " of entity " + std::to_string(e) +
+                           " is kept from " + parts_text + ": they make " +
+                           edn::Print(schema::Decode(derived, ValueType::kTuple)) +
+                           ", the transaction gives " +
+                           edn::Print(schema::Decode(given_v, ValueType::kTuple)));
+      for (const DatomKey& key : retract_order_)
+        if (key.e == e && key.a == ca.id && explicit_retracts_.count(key))
+          return Status::Schema("composite tuple :" + ca.ident + " of entity " + std::to_string(e) +
+                                " is kept from " + parts_text + ": retract those instead");
+      auto term = first_term_.find(e);
+      if (!given && term != first_term_.end()) NoteAdd(DatomKey{e, ca.id, derived}, term->second);
+    }
+    return Status::OK();
+  }
+
   Status UniqueConflict(const Attribute& attr, const DatomKey& key, Entid holder,
                         const Term* term) {
     return ErrorAt(Code::kConflict, FormPos(*term),
@@ -288,6 +381,7 @@ class Applier {
   std::unordered_set<DatomKey, DatomKeyHash> explicit_retracts_, retract_seen_, retracted_;
   std::vector<DatomKey> retract_order_;
   std::unordered_set<Entid> entity_seen_;
+  std::unordered_map<Entid, const Term*> first_term_;  // the first term about each entity
   Changes out_;
 };
 

@@ -221,7 +221,15 @@ class Expander {
   }
 
   // Values of a map entry: a collection for cardinality-many, else the value itself.
+  // A tuple attribute's value is itself a vector: of cardinality many, a collection of
+  // vectors is its values, and one vector of scalars one value.
   std::vector<edn::Value> Values(const Attribute* attr, const edn::Value& v) const {
+    if (attr->type == ValueType::kTuple && attr->many && v.is_seq()) {
+      bool all_vectors = !v.items().empty();
+      for (const edn::Value& x : v.items()) all_vectors = all_vectors && x.is_vector();
+      if (!all_vectors && v.is_vector()) return {v};
+      return v.items();
+    }
     if (attr->many && v.is_seq() && !(attr->type == ValueType::kRef && IsLookupRefForm(v, true)))
       return v.items();
     return {v};

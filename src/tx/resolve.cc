@@ -3,6 +3,7 @@
 #include <map>
 
 #include "schema/bootstrap.h"
+#include "schema/tuple.h"
 #include "tx/expand.h"
 
 namespace mentat::tx {
@@ -71,7 +72,16 @@ Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const
 }
 
 Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
-  auto r = schema::Encode(v, attr.type);
+  Result<DbVal> r = DbVal();
+  if (attr.type == ValueType::kTuple) {
+    // Typed by the attribute: element types and count checked, longs stored as doubles
+    // where doubles are expected.
+    schema::TupleShape shape = schema::ShapeOf(attr);
+    auto blob = schema::EncodeTuple(v, &shape);
+    r = blob.ok() ? Result<DbVal>(DbVal::Blob(std::move(*blob))) : Result<DbVal>(blob.status());
+  } else {
+    r = schema::Encode(v, attr.type);
+  }
   if (r.ok()) return r;
   // kSchema: a value of another type; kInvalidArgument: a value of the type that cannot be
   // stored (NaN, a string that is not UTF-8).

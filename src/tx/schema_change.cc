@@ -3,6 +3,7 @@
 #include <set>
 
 #include "schema/bootstrap.h"
+#include "schema/tuple.h"
 #include "storage/format.h"
 
 namespace mentat::tx {
@@ -57,6 +58,65 @@ Status CheckNotBuiltIn(const Schema& schema, const Change& ch, bool added) {
                         (attr ? ":" + *attr : std::to_string(ch.a)) + " of built-in entity " +
                         (id ? ":" + *id : std::to_string(ch.e)) +
                         ": the bootstrap vocabulary cannot be changed");
+}
+
+// A tuple attribute (doc/format.md "Tuples") names its element types exactly one way:
+// :db/tupleType (2 to 8 of one scalar type), :db/tupleTypes (2 to 8 scalar types) or
+// :db/tupleAttrs (2 to 8 cardinality-one, non-tuple attributes, kept by the transactor),
+// and keeps it once created. Only tuple attributes have them.
+Status CheckTupleDefinition(const Schema& next, const Attribute* before, const Attribute& now,
+                            const std::string& name, const Changes& changes) {
+  int ways = (now.tuple_type ? 1 : 0) + (now.tuple_types.empty() ? 0 : 1) +
+             (now.tuple_attrs.empty() ? 0 : 1);
+  // The raw assertions: a name ApplySchemaDatom could not read is an error here.
+  for (const auto& ch : changes.asserted) {
+    if (ch.e != now.id) continue;
+    if (ch.a == ids::kTupleType && !now.tuple_type)
+      return Status::Schema("invalid :db/tupleType for " + name + ": " + ch.v.s +
+                            " is not a value type");
+    if (ch.a == ids::kTupleTypes) {
+      edn::Value parts = schema::DecodeTuple(ch.v.s);
+      for (const edn::Value& p : parts.items())
+        if (!p.is_keyword() || !ValueTypeFromIdent(p.str()))
+          return Status::Schema("invalid :db/tupleTypes for " + name + ": " + edn::Print(p) +
+                                " is not a value type");
+    }
+  }
+  if (now.type != ValueType::kTuple) {
+    if (ways)
+      return Status::Schema(
+          ":db/tupleType, :db/tupleTypes and :db/tupleAttrs need a "
+          ":db.type/tuple attribute, " +
+          name + " is " + ValueTypeIdent(now.type));
+    return Status::OK();
+  }
+  if (ways != 1)
+    return Status::Schema("tuple attribute " + name +
+                          " needs exactly one of :db/tupleType, :db/tupleTypes or :db/tupleAttrs");
+  if (now.tuple_type && *now.tuple_type == ValueType::kTuple)
+    return Status::Schema(":db/tupleType of " + name + " must be a scalar type, not a tuple");
+  for (ValueType t : now.tuple_types)
+    if (t == ValueType::kTuple)
+      return Status::Schema(":db/tupleTypes of " + name + " must be scalar types, not tuples");
+  size_t n = now.tuple_types.empty() ? now.tuple_attrs.size() : now.tuple_types.size();
+  if (!now.tuple_type && (n < schema::kMinTupleSize || n > schema::kMaxTupleSize))
+    return Status::Schema("tuple attribute " + name + " must have 2 to 8 elements, has " +
+                          std::to_string(n));
+  for (const std::string& ident : now.tuple_attrs) {
+    const Attribute* part = next.attribute(ident);
+    if (!part)
+      return Status::Schema(":db/tupleAttrs of " + name + ": :" + ident + " is not an attribute");
+    if (part->id == now.id || part->type == ValueType::kTuple || part->many)
+      return Status::Schema(":db/tupleAttrs of " + name + ": :" + ident +
+                            " must be a cardinality-one attribute that is not a tuple");
+  }
+  if (!now.tuple_attrs.empty() && now.many)
+    return Status::Schema("composite tuple " + name + " must be :db.cardinality/one");
+  if (before && before->type == ValueType::kTuple &&
+      (before->tuple_type != now.tuple_type || before->tuple_types != now.tuple_types ||
+       before->tuple_attrs != now.tuple_attrs))
+    return Status::Schema("cannot change the element types of tuple attribute " + name);
+  return Status::OK();
 }
 
 }  // namespace
@@ -143,6 +203,7 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     if (now->component && now->type != ValueType::kRef)
       return Status::Schema(":db/isComponent needs a ref attribute, " + name +
                             " is :" + ValueTypeIdent(now->type));
+    MENTAT_RETURN_IF_ERROR(CheckTupleDefinition(*next, before, *now, name, changes));
     if (now->fulltext && now->type != ValueType::kString)
       return Status::Schema(":db/fulltext needs a string attribute, " + name + " is " +
                             ValueTypeIdent(now->type));

@@ -341,6 +341,11 @@ Result<edn::Value> TypedCell(const Attribute& attr, const std::string& cell) {
       if (!v.ok() || v->kind() != edn::Kind::kSymbol) return bad("a symbol");
       return *v;
     }
+    case ValueType::kTuple: {
+      auto v = edn::Read(cell);
+      if (!v.ok() || !v->is_vector()) return bad("a tuple (an EDN vector such as [\"a\" 1])");
+      return *v;
+    }
     case ValueType::kFloat:
     case ValueType::kDouble: {
       char* end = nullptr;
