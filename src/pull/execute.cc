@@ -584,7 +584,7 @@ Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema&
       if (!target) return std::optional<Entid>();
       v = schema::DbVal::Int(*target);
     } else {
-      MENTAT_ASSIGN_OR_RETURN(v, schema::Encode(eid.items()[1], attr->type));
+      MENTAT_ASSIGN_OR_RETURN(v, schema::EncodeForAttribute(eid.items()[1], *attr));
     }
     std::string sql =
         "SELECT e FROM (" +

@@ -263,7 +263,7 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
       if (a->unique == Unique::kNone)
         return ClauseError(Code::kSchema, form,
                            "lookup ref attribute :" + a->ident + " is not unique");
-      auto enc = schema::Encode(v.items()[1], a->type);
+      auto enc = schema::EncodeForAttribute(v.items()[1], *a);
       if (!enc.ok()) return ClauseError(Code::kSchema, form, enc.status().message());
       Param p;
       p.kind = Param::Kind::kLookupRef;
@@ -570,7 +570,7 @@ std::optional<schema::DbVal> Analyzer::StoredConstant(const edn::Value& v,
     }
     return std::nullopt;  // a lookup ref: resolved when the query runs
   }
-  auto enc = schema::Encode(v, attr.type);
+  auto enc = schema::EncodeForAttribute(v, attr);
   if (!enc.ok()) return std::nullopt;
   return *enc;
 }

@@ -94,7 +94,7 @@ Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
                           " in lookup ref");
   if (a->unique == Unique::kNone)
     return Status::Schema("lookup ref attribute :" + a->ident + " is not unique");
-  auto enc = schema::Encode(ref.items()[1], a->type);
+  auto enc = schema::EncodeForAttribute(ref.items()[1], *a);
   if (!enc.ok())
     return Status::Schema("lookup ref " + edn::Print(ref) + ": " + enc.status().message());
   const DbView& view = View(src);

@@ -177,6 +177,13 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type) {
   return mismatch();
 }
 
+Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr) {
+  if (attr.type != ValueType::kTuple) return Encode(v, attr.type);
+  TupleShape shape = ShapeOf(attr);
+  MENTAT_ASSIGN_OR_RETURN(std::string blob, EncodeTuple(v, &shape));
+  return DbVal::Blob(std::move(blob));
+}
+
 edn::Value Decode(const DbVal& v, ValueType type) {
   switch (type) {
     case ValueType::kRef:

@@ -72,6 +72,10 @@ struct DbValHash {
 // Encodes `v` for an attribute of type `type`. For refs, `v` must already be an entity id
 // (an integer). Errors (kSchema) say which type was expected and what was given.
 Result<DbVal> Encode(const edn::Value& v, ValueType type);
+// Encodes `v` for attribute `attr`: as Encode for its type, and a tuple by the attribute's
+// element types (schema/tuple.h: counts and types checked, a long stored as a double
+// where a double is expected), so that a value given anywhere matches the stored one.
+Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr);
 // The stored form of a number where a bigint or bigdec is compared with it (the key of
 // util/decimal.h); nullopt for other values and non-finite doubles.
 std::optional<std::string> DecimalKey(const edn::Value& v);

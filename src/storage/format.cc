@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace mentat::storage {
 
@@ -226,28 +227,65 @@ Status Upgrade(Connection* c, int from, int to) {
 
 Status RecountAttrStats(Connection* c, int64_t a, bool value_indexed, bool many) {
   const std::string ix = IndexTerm(value_indexed);
+  // One pass over the attribute's values in order: the groups are its distinct values,
+  // and the largest groups its common values.
+  struct Common {
+    int64_t n;
+    int type;
+    int64_t i;
+    double d;
+    std::string s;
+  };
+  std::vector<Common> common;
+  int64_t distinct = 0;
+  MENTAT_ASSIGN_OR_RETURN(
+      auto groups,
+      c->Cached("SELECT count(*), v FROM datoms WHERE a = ?1 AND " + ix + " GROUP BY v"));
+  groups->BindInt(1, a);
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, groups->Step());
+    if (!row) break;
+    ++distinct;
+    int64_t n = groups->ColumnInt(0);
+    if (n < 2) continue;
+    if (common.size() == static_cast<size_t>(kCommonValuesPerAttr) && n <= common.back().n)
+      continue;
+    Common cv{n, groups->ColumnType(1), 0, 0, {}};
+    if (cv.type == SQLITE_INTEGER) cv.i = groups->ColumnInt(1);
+    if (cv.type == SQLITE_FLOAT) cv.d = groups->ColumnDouble(1);
+    if (cv.type == SQLITE_TEXT) cv.s = std::string(groups->ColumnText(1));
+    if (cv.type == SQLITE_BLOB) cv.s = std::string(groups->ColumnBlob(1));
+    if (cv.s.size() > static_cast<size_t>(kCommonValueMaxLength)) continue;
+    if (common.size() == static_cast<size_t>(kCommonValuesPerAttr)) common.pop_back();
+    auto at = std::find_if(common.begin(), common.end(),
+                           [&](const Common& x) { return x.n < n; });  // ties: first in order
+    common.insert(at, std::move(cv));
+  }
   MENTAT_ASSIGN_OR_RETURN(
       auto counts,
-      c->Cached("UPDATE attr_stats SET distinct_values = (SELECT count(DISTINCT v) FROM datoms "
-                "WHERE a = ?1 AND " +
-                ix + "), distinct_entities = " +
+      c->Cached("UPDATE attr_stats SET distinct_values = ?2, distinct_entities = " +
                 (many ? "(SELECT count(DISTINCT e) FROM datoms WHERE a = ?1 AND " + ix + ")"
                       : std::string("datoms")) +
                 ", distinct_at = datoms WHERE a = ?1"));
   counts->BindInt(1, a);
+  counts->BindInt(2, distinct);
   MENTAT_RETURN_IF_ERROR(counts->Run());
   MENTAT_ASSIGN_OR_RETURN(auto clear, c->Cached("DELETE FROM attr_values WHERE a = ?1"));
   clear->BindInt(1, a);
   MENTAT_RETURN_IF_ERROR(clear->Run());
-  MENTAT_ASSIGN_OR_RETURN(
-      auto common,
-      c->Cached("INSERT INTO attr_values (a, v, datoms) SELECT ?1, v, n FROM (SELECT v, count(*) "
-                "AS n FROM datoms WHERE a = ?1 AND " +
-                ix + " GROUP BY v) WHERE n > 1 AND length(v) <= " +
-                std::to_string(kCommonValueMaxLength) + " ORDER BY n DESC, v LIMIT " +
-                std::to_string(kCommonValuesPerAttr)));
-  common->BindInt(1, a);
-  return common->Run();
+  MENTAT_ASSIGN_OR_RETURN(auto insert,
+                          c->Cached("INSERT INTO attr_values (a, v, datoms) VALUES (?1, ?2, ?3)"));
+  for (const Common& cv : common) {
+    insert->BindInt(1, a);
+    if (cv.type == SQLITE_INTEGER) insert->BindInt(2, cv.i);
+    if (cv.type == SQLITE_FLOAT) insert->BindDouble(2, cv.d);
+    if (cv.type == SQLITE_TEXT) insert->BindText(2, cv.s);
+    if (cv.type == SQLITE_BLOB) insert->BindBlob(2, cv.s);
+    insert->BindInt(3, cv.n);
+    MENTAT_RETURN_IF_ERROR(insert->Run());
+    insert->Reset();
+  }
+  return Status::OK();
 }
 
 Status RecountAllAttrStats(Connection* c) {
@@ -258,7 +296,7 @@ Status RecountAllAttrStats(Connection* c) {
       "DELETE FROM attr_values;"
       "INSERT INTO attr_values (a, v, datoms) SELECT a, v, n FROM (SELECT a, v, n, "
       "row_number() OVER (PARTITION BY a ORDER BY n DESC, v) AS r FROM (SELECT a, v, count(*) "
-      "AS n FROM datoms GROUP BY a, v) WHERE n > 1 AND length(v) <= " +
+      "AS n FROM datoms GROUP BY a, v) WHERE n > 1 AND length(CAST(v AS BLOB)) <= " +
       std::to_string(kCommonValueMaxLength) +
       ") WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
 }

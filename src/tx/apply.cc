@@ -57,12 +57,9 @@ class Applier {
     adds_.reserve(terms.size());
     add_order_.reserve(terms.size());
     one_first_.reserve(terms.size());
-    for (const auto& t : terms) {
-      MENTAT_RETURN_IF_ERROR(Collect(t));
-      first_term_.emplace(t.e.id, &t);
-    }
+    for (const auto& t : terms) MENTAT_RETURN_IF_ERROR(Collect(t));
     // 1b. Composite tuples, from their attributes' values after this transaction.
-    MENTAT_RETURN_IF_ERROR(DeriveComposites());
+    MENTAT_RETURN_IF_ERROR(DeriveComposites(terms));
     // 2. Checks between the terms of this transaction.
     if (!explicit_retracts_.empty()) {
       for (const auto& [key, term] : adds_) {
@@ -135,7 +132,7 @@ class Applier {
   // it (nil for a part it lacks) is asserted, replacing the old one, or retracted when it
   // has none of them. A composite the transaction gives itself (to upsert by it) must be
   // the one its parts make; an explicit retraction of one whose parts remain is refused.
-  Status DeriveComposites() {
+  Status DeriveComposites(const std::vector<Term>& terms) {
     struct Composite {
       const Attribute* attr;
       std::vector<const Attribute*> parts;
@@ -148,6 +145,9 @@ class Applier {
       composites.push_back(std::move(c));
     }
     if (composites.empty()) return Status::OK();
+    // The first term about each entity: where an error about its composite points.
+    std::unordered_map<Entid, const Term*> first_term;
+    for (const Term& t : terms) first_term.emplace(t.e.id, &t);
     std::set<std::pair<size_t, Entid>> touched;
     auto touch = [&](Entid e, Entid a) {
       for (size_t i = 0; i < composites.size(); ++i) {
@@ -211,8 +211,11 @@ class Applier {
         if (key.e == e && key.a == ca.id && explicit_retracts_.count(key))
           return Status::Schema("composite tuple :" + ca.ident + " of entity " + std::to_string(e) +
                                 " is kept from " + parts_text + ": retract those instead");
-      auto term = first_term_.find(e);
-      if (!given && term != first_term_.end()) NoteAdd(DatomKey{e, ca.id, derived}, term->second);
+      // (An entity no term names, whose part a retraction elsewhere changed: the first term.)
+      auto term = first_term.find(e);
+      if (!given && !terms.empty())
+        NoteAdd(DatomKey{e, ca.id, derived},
+                term != first_term.end() ? term->second : &terms.front());
     }
     return Status::OK();
   }
@@ -381,7 +384,6 @@ class Applier {
   std::unordered_set<DatomKey, DatomKeyHash> explicit_retracts_, retract_seen_, retracted_;
   std::vector<DatomKey> retract_order_;
   std::unordered_set<Entid> entity_seen_;
-  std::unordered_map<Entid, const Term*> first_term_;  // the first term about each entity
   Changes out_;
 };
 

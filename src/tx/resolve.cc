@@ -3,7 +3,6 @@
 #include <map>
 
 #include "schema/bootstrap.h"
-#include "schema/tuple.h"
 #include "tx/expand.h"
 
 namespace mentat::tx {
@@ -72,16 +71,7 @@ Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const
 }
 
 Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
-  Result<DbVal> r = DbVal();
-  if (attr.type == ValueType::kTuple) {
-    // Typed by the attribute: element types and count checked, longs stored as doubles
-    // where doubles are expected.
-    schema::TupleShape shape = schema::ShapeOf(attr);
-    auto blob = schema::EncodeTuple(v, &shape);
-    r = blob.ok() ? Result<DbVal>(DbVal::Blob(std::move(*blob))) : Result<DbVal>(blob.status());
-  } else {
-    r = schema::Encode(v, attr.type);
-  }
+  auto r = schema::EncodeForAttribute(v, attr);
   if (r.ok()) return r;
   // kSchema: a value of another type; kInvalidArgument: a value of the type that cannot be
   // stored (NaN, a string that is not UTF-8).
@@ -164,7 +154,7 @@ class Resolver {
                                " needs an entity id or ident value");
           }
         } else {
-          auto enc = schema::Encode(p->lookup_v, attr->type);
+          auto enc = schema::EncodeForAttribute(p->lookup_v, *attr);
           if (!enc.ok())
             return ErrorAt(Code::kSchema, p->pos,
                            "lookup ref [:" + attr->ident + " " + edn::Print(p->lookup_v) +
