@@ -531,7 +531,16 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   }
   // Value.
   VT vt = attr ? FromValueType(attr->type) : VT::kDynamic;
-  if (v.is_const()) {
+  if (v.is_const() && attr && attr->type == ValueType::kTuple) {
+    // A tuple by the attribute's element types, as the transactor stored it.
+    auto enc = schema::EncodeForAttribute(v.value, *attr);
+    if (!enc.ok())
+      return ClauseError(Code::kSchema, c.form,
+                         "value for :" + attr->ident + ": " + enc.status().message());
+    cond(Col(id, "v") + " = " +
+         unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}}));
+    unit_->items[id].plan.v_value = *enc;
+  } else if (v.is_const()) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(v.value, attr ? vt : VT::kAny, src, c.form));
     cond(Col(id, "v") + (x == "NULL" ? " IS NULL" : " = " + x));
     if (attr) unit_->items[id].plan.v_value = StoredConstant(v.value, *attr);
