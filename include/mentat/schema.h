@@ -111,6 +111,12 @@ inline constexpr Entid kTypeTuple = kSystemStart + 5;  // format 5
 inline constexpr Entid kTupleType = kSystemStart + 0x10;
 inline constexpr Entid kTupleTypes = kSystemStart + 0x11;
 inline constexpr Entid kTupleAttrs = kSystemStart + 0x12;
+// Entity specs (format 5; doc/transactions.md "Entity specs"): :db/ensure (ref, many;
+// checked, never stored), :db.entity/attrs (keyword, many), :db.entity/preds (symbol,
+// many).
+inline constexpr Entid kEnsure = kSystemStart + 0x15;
+inline constexpr Entid kEntityAttrs = kSystemStart + 0x16;
+inline constexpr Entid kEntityPreds = kSystemStart + 0x17;
 // Attributes of the system block (0xFF10 ..): excision (Store: {:db/excise e}).
 inline constexpr Entid kExcise = kSystemStart + 0x18;       // :db/excise, ref
 inline constexpr Entid kExciseAttrs = kSystemStart + 0x19;  // :db.excise/attrs, ref, many

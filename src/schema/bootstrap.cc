@@ -66,6 +66,10 @@ const Def kDefs[] = {
     {ids::kTupleType, "db/tupleType", kKeyword, false, 0, false, 5},
     {ids::kTupleTypes, "db/tupleTypes", kTuple, false, 0, false, 5, true},
     {ids::kTupleAttrs, "db/tupleAttrs", kTuple, false, 0, false, 5, true},
+    // Format 5: entity specs.
+    {ids::kEnsure, "db/ensure", kRef, true, 0, false, 5},
+    {ids::kEntityAttrs, "db.entity/attrs", kKeyword, true, 0, false, 5},
+    {ids::kEntityPreds, "db.entity/preds", ids::kTypeSymbol, true, 0, false, 5},
 };
 
 }  // namespace

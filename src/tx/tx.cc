@@ -1,6 +1,7 @@
 #include "tx/tx.h"
 
 #include "tx/apply.h"
+#include "tx/ensure.h"
 #include "tx/excise.h"
 #include "tx/expand.h"
 #include "tx/resolve.h"
@@ -49,12 +50,14 @@ Result<TxOutput> Transact(const TxInput& in, const edn::Value& data) {
   if (!explicit_instant)
     changes.asserted.push_back(Change{res.tx_id, ids::kTxInstant, schema::DbVal::Int(instant), 0});
 
+  auto ensures = TakeEnsures(&changes);
   MENTAT_ASSIGN_OR_RETURN(std::vector<Excision> excisions, FindExcisions(schema, changes));
   MENTAT_ASSIGN_OR_RETURN(std::shared_ptr<Schema> next,
                           ApplySchemaChanges(in.conn, schema, changes));
   const Schema& after = next ? *next : schema;
   MENTAT_RETURN_IF_ERROR(
       Write(in.conn, schema, after, changes, res.tx_id, instant, next != nullptr, parts));
+  MENTAT_RETURN_IF_ERROR(CheckEnsures(in.conn, after, ensures));
   MENTAT_RETURN_IF_ERROR(Excise(in.conn, after, excisions));
   // An excision bumped the schema generation (every cache re-reads): publish it as one.
   if (!excisions.empty() && !next) next = std::make_shared<Schema>(schema);
