@@ -57,9 +57,9 @@ inline std::string IndexTerm(bool value_indexed) {
 }
 
 // SQL that turns a store of the current format back into format 4 (no distinct entities
-// or common values in the statistics, no tuple or spec entities), then 3 (no system block), or into format
-// 2 (the inverse of the upgrades to 5, 4 and 3), then format 1 (no attr_stats): for tests of the
-// upgrade path, which build a store as an older mentat wrote it.
+// or common values in the statistics, no tuple or spec entities), then 3 (no system block), or into
+// format 2 (the inverse of the upgrades to 5, 4 and 3), then format 1 (no attr_stats): for tests of
+// the upgrade path, which build a store as an older mentat wrote it.
 inline constexpr const char* kDowngradeTo4ForTests =
     "DROP TABLE attr_values; ALTER TABLE attr_stats DROP COLUMN distinct_entities; "
     "DELETE FROM datoms WHERE e IN (65285, 65296, 65297, 65298, 65301, 65302, 65303); "
