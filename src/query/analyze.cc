@@ -100,6 +100,26 @@ std::optional<VT> NaturalType(const edn::Value& v) {
   }
 }
 
+Result<Expr> StoredTupleSql(const VarBind& parts, const edn::Value& form, const std::string& what) {
+  Expr built = "mentat_tuple(";
+  for (size_t i = 0; i < parts.parts.size(); ++i) {
+    const VarBind& p = parts.parts[i];
+    VT pt = p.type;
+    if (!IsStatic(pt) && p.constant)
+      if (auto nt = NaturalType(*p.constant)) pt = *nt;
+    if (p.sql == "NULL") {
+      built += std::string(i ? ", " : "") + "0, NULL";
+      continue;
+    }
+    if (!IsStatic(pt) || pt == VT::kTupleValue)
+      return ClauseError(Code::kInvalidArgument, form,
+                         what + " meets a stored tuple, but its part " + std::to_string(i) +
+                             " has no known type (" + VTName(p.type) + ")");
+    built += (i ? ", " : "") + std::to_string(static_cast<int>(pt)) + ", " + p.sql;
+  }
+  return built + ")";
+}
+
 Expr Col(int item, const std::string& col) {
   return "\x01" + std::to_string(item) + "." + col + "\x02";
 }
@@ -339,23 +359,8 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
       (e.type == VT::kTupleValue && b.type == VT::kTuple)) {
     const VarBind& parts = e.type == VT::kTuple ? e : b;
     const VarBind& stored = e.type == VT::kTuple ? b : e;
-    Expr built = "mentat_tuple(";
-    for (size_t i = 0; i < parts.parts.size(); ++i) {
-      const VarBind& p = parts.parts[i];
-      VT pt = p.type;
-      if (!IsStatic(pt) && p.constant)
-        if (auto nt = NaturalType(*p.constant)) pt = *nt;
-      if (p.sql == "NULL") {
-        built += std::string(i ? ", " : "") + "0, NULL";
-        continue;
-      }
-      if (!IsStatic(pt) || pt == VT::kTupleValue)
-        return ClauseError(Code::kInvalidArgument, form,
-                           "tuple variable " + var + " meets a stored tuple, but its part " +
-                               std::to_string(i) + " has no known type (" + VTName(p.type) + ")");
-      built += (i ? ", " : "") + std::to_string(static_cast<int>(pt)) + ", " + p.sql;
-    }
-    AddWhere(s, stored.sql + " = " + built + ")");
+    MENTAT_ASSIGN_OR_RETURN(Expr built, StoredTupleSql(parts, form, "tuple variable " + var));
+    AddWhere(s, stored.sql + " = " + built);
     if (e.type == VT::kTuple) record(std::move(b));
     return Status::OK();
   }

@@ -179,6 +179,11 @@ struct VarBind {
   Entid tuple_attr = -1;               // kTupleValue read from this attribute's datoms
 };
 
+// A tuple of parts (tuple, a vector literal) as the stored tuple it is (the SQL function
+// mentat_tuple over each part's type and value), to compare with a stored one. Errors
+// (kInvalidArgument, naming `what`) for a part of no known type.
+Result<Expr> StoredTupleSql(const VarBind& parts, const edn::Value& form, const std::string& what);
+
 // One SQL statement's worth of compiled query.
 struct Unit {
   std::vector<Item> items;

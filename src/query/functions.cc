@@ -337,6 +337,20 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
         if (!IsDecimalType(x.type) && x.type != VT::kTuple)
           x.sql = "mentat_decimal_key(" + x.sql + ")";
     std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
+    // Beside a stored tuple, a tuple of parts compares as the stored tuple it makes (tuple
+    // keys sort as tuples do).
+    bool stored = false;
+    for (const auto& x : xs) stored = stored || x.type == VT::kTupleValue;
+    if (stored)
+      for (auto& x : xs)
+        if (x.type == VT::kTuple) {
+          MENTAT_ASSIGN_OR_RETURN(Expr sql, StoredTupleSql(x, c.form, "a tuple"));
+          VarBind t;
+          t.sql = std::move(sql);
+          t.type = VT::kTupleValue;
+          t.deps = x.deps;
+          x = std::move(t);
+        }
     // Tuples compare elementwise (SQL row values), the shorter first when one is a prefix.
     bool tuples = false;
     for (const auto& x : xs) tuples = tuples || x.type == VT::kTuple;
