@@ -157,7 +157,14 @@ class Applier {
       }
     };
     for (const AddEntry* entry : add_order_) touch(entry->first.e, entry->first.a);
-    for (const DatomKey& key : retract_order_) touch(key.e, key.a);
+    // The composites this transaction retracts itself (refused while their parts remain).
+    std::set<std::pair<Entid, Entid>> retracted_composites;
+    for (const DatomKey& key : retract_order_) {
+      touch(key.e, key.a);
+      const Attribute* a = schema_.attribute(key.a);
+      if (a && !a->tuple_attrs.empty() && explicit_retracts_.count(key))
+        retracted_composites.insert({key.e, key.a});
+    }
     for (const auto& [i, e] : touched) {
       const Composite& c = composites[i];
       edn::Vec vals;
@@ -178,13 +185,13 @@ class Applier {
         any = any || v.has_value();
       }
       const Attribute& ca = *c.attr;
+      // A composite is cardinality one: its first assertion in this transaction, if any.
       const Term* given = nullptr;
       DbVal given_v;
-      for (const AddEntry* entry : add_order_)
-        if (entry->first.e == e && entry->first.a == ca.id) {
-          given = entry->second;
-          given_v = entry->first.v;
-        }
+      if (auto g = one_first_.find({e, ca.id}); g != one_first_.end()) {
+        given = g->second->second;
+        given_v = g->second->first.v;
+      }
       std::string parts_text;
       for (const std::string& n : ca.tuple_attrs)
         parts_text += (parts_text.empty() ? ":" : ", :") + n;
@@ -207,10 +214,9 @@ class Applier {
                            edn::Print(schema::Decode(derived, ValueType::kTuple)) +
                            ", the transaction gives " +
                            edn::Print(schema::Decode(given_v, ValueType::kTuple)));
-      for (const DatomKey& key : retract_order_)
-        if (key.e == e && key.a == ca.id && explicit_retracts_.count(key))
-          return Status::Schema("composite tuple :" + ca.ident + " of entity " + std::to_string(e) +
-                                " is kept from " + parts_text + ": retract those instead");
+      if (retracted_composites.count({e, ca.id}))
+        return Status::Schema("composite tuple :" + ca.ident + " of entity " + std::to_string(e) +
+                              " is kept from " + parts_text + ": retract those instead");
       // (An entity no term names, whose part a retraction elsewhere changed: the first term.)
       auto term = first_term.find(e);
       if (!given && !terms.empty())
