@@ -111,6 +111,9 @@ inline constexpr Entid kTypeTuple = kSystemStart + 5;  // format 5
 inline constexpr Entid kTupleType = kSystemStart + 0x10;
 inline constexpr Entid kTupleTypes = kSystemStart + 0x11;
 inline constexpr Entid kTupleAttrs = kSystemStart + 0x12;
+// Attribute predicates (format 6; doc/transactions.md "Predicates"): :db.attr/preds
+// (symbol, many), functions every asserted value of the attribute must satisfy.
+inline constexpr Entid kAttrPreds = kSystemStart + 0x14;
 // Entity specs (format 5; doc/transactions.md "Entity specs"): :db/ensure (ref, many;
 // checked, never stored), :db.entity/attrs (keyword, many), :db.entity/preds (symbol,
 // many).
@@ -120,9 +123,12 @@ inline constexpr Entid kEntityPreds = kSystemStart + 0x17;
 // Attributes of the system block (0xFF10 ..): excision (Store: {:db/excise e}).
 inline constexpr Entid kExcise = kSystemStart + 0x18;       // :db/excise, ref
 inline constexpr Entid kExciseAttrs = kSystemStart + 0x19;  // :db.excise/attrs, ref, many
+// Transaction functions (format 6; doc/transactions.md "Transaction functions"): :db/fn
+// (string, one), the script source of the function an entity's ident names.
+inline constexpr Entid kFn = kSystemStart + 0x1A;
 // One past the last system entity id this build uses; not every id below it is defined
 // (schema::IsSystemEntity says which are).
-inline constexpr Entid kSystemEnd = kSystemStart + 0x1A;
+inline constexpr Entid kSystemEnd = kSystemStart + 0x1B;
 // Partition starts (as Mozilla Mentat): schema, user entities, transactions.
 inline constexpr Entid kDbStart = 0;
 inline constexpr Entid kUserStart = 0x10000;

@@ -47,8 +47,9 @@
 #include "mentat/status.h"
 
 namespace mentat {
+class Db;
 class Store;
-}
+}  // namespace mentat
 
 namespace mentat::script {
 
@@ -103,6 +104,15 @@ class Interpreter {
   // Defines a global variable holding `value`. Errors: kInterrupted when the value passes
   // the memory limit or nests deeper than scripts allow (nothing is defined then).
   Status Define(std::string_view name, const edn::Value& value);
+
+  // Applies the function that `fn_source` evaluates to ("(fn [db e] ...)", or the name of
+  // one such as "clojure.core/string?") to `args`, after a db value of `db` when `db` is
+  // given; returns its value as EDN. Each distinct source is evaluated once per interpreter
+  // and kept. The db value reads `db` as its store serves it (q, pull, entity, datoms...);
+  // it carries no connection, so the function cannot transact. Errors as Eval (the limits
+  // count from this call). REQUIRES: `db`'s store outlives the call.
+  Result<edn::Value> Apply(std::string_view fn_source, const Db* db,
+                           const std::vector<edn::Value>& args);
 
   // Output written since the last call, when Options::output is unset.
   std::string TakeOutput();

@@ -59,6 +59,8 @@ TEST(EdnReaderError, GoldenMessages) {
       {"#foo 1", "1:2: unknown tag #foo"},
       {"[#foo/bar 1]", "1:3: unknown tag #foo/bar"},
       {"#:ns{:a 1}", "1:2: unknown tag #:ns"},
+      {"#db/fn \"(fn [db] [])\"", "1:1: #db/fn must be followed by a map"},
+      {"[#db/fn]", "1:2: #db/fn must be followed by a map"},
       {"#", "1:1: expected a tag after '#'"},
       {"# x", "1:2: expected a tag after '#', found ' '"},
       {"#(inc %)", "1:2: expected a tag after '#', found '('"},

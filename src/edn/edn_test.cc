@@ -251,6 +251,10 @@ TEST(EdnReader, TaggedValues) {
   ASSERT_EQ(b.kind(), Kind::kBytes);
   EXPECT_EQ(b.str(), std::string("\x00\xff\x10\xab", 4));
   EXPECT_EQ(MustRead("#bytes \"\"").str(), "");
+  // Datomic's #db/fn literal reads as its map.
+  Value fn = MustRead("#db/fn {:lang \"clojure\" :params [db e] :code \"[]\"}");
+  EXPECT_TRUE(fn.is_map());
+  EXPECT_EQ(Print(fn), "{:code \"[]\", :lang \"clojure\", :params [db e]}");
   Value uri = MustRead("#uri \"https://example.org/a?b=c#d\"");
   ASSERT_EQ(uri.kind(), Kind::kUri);
   EXPECT_EQ(uri.str(), "https://example.org/a?b=c#d");

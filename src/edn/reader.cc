@@ -915,6 +915,18 @@ class ReaderImpl {
     if (tag.empty()) {
       return Fail(tag_pos, "expected a tag after '#', found " + DescribeChar(c));
     }
+    if (tag == "db/fn") {
+      // Datomic's transaction function literal: #db/fn {:lang .. :params [..] :code ".."}
+      // reads as its map (doc/transactions.md "Transaction functions").
+      p_ = end;
+      Value arg;
+      Got got = ReadFormOrEnd(depth + 1, &arg, nullptr);
+      if (got == Got::kError) return false;
+      if (got == Got::kEnd || !arg.is_map()) return Fail(pos, "#db/fn must be followed by a map");
+      *out = std::move(arg);
+      out->set_pos(pos);
+      return true;
+    }
     const char* known = nullptr;
     if (tag == "inst") {
       known = "inst";

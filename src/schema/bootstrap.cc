@@ -70,6 +70,9 @@ const Def kDefs[] = {
     {ids::kEnsure, "db/ensure", kRef, true, 0, false, 5},
     {ids::kEntityAttrs, "db.entity/attrs", kKeyword, true, 0, false, 5},
     {ids::kEntityPreds, "db.entity/preds", ids::kTypeSymbol, true, 0, false, 5},
+    // Format 6: transaction functions and attribute predicates.
+    {ids::kFn, "db/fn", kString, false, 0, false, 6},
+    {ids::kAttrPreds, "db.attr/preds", ids::kTypeSymbol, true, 0, false, 6},
 };
 
 }  // namespace

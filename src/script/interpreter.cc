@@ -1,4 +1,5 @@
 // The public Interpreter (include/mentat/script.h): reading, the error boundary, output.
+#include <map>
 #include <new>
 
 #include "mentat/script.h"
@@ -64,6 +65,7 @@ struct Interpreter::Impl {
   Options options;
   Interp in;
   std::string captured;
+  std::map<std::string, Val, std::less<>> applied;  // Apply's functions by source
 };
 
 Interpreter::Interpreter(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {
@@ -98,6 +100,28 @@ Result<std::string> Interpreter::EvalToString(std::string_view source) {
   Result<Val> v = impl_->Run(source);
   if (!v.ok()) return v.status();
   return impl_->Guard<std::string>([&]() -> Result<std::string> { return PrStr(*v); });
+}
+
+Result<edn::Value> Interpreter::Apply(std::string_view fn_source, const Db* db,
+                                      const std::vector<edn::Value>& args) {
+  HeapScope scope(&impl_->in.heap());
+  auto it = impl_->applied.find(fn_source);
+  if (it == impl_->applied.end()) {
+    Result<Val> f = impl_->Run(fn_source);
+    if (!f.ok()) return f.status();
+    it = impl_->applied.emplace(std::string(fn_source), *f).first;
+  }
+  const Val& f = it->second;
+  Interp& in = impl_->in;
+  return impl_->Guard<edn::Value>([&]() -> Result<edn::Value> {
+    in.BeginRun();
+    std::vector<Val> av;
+    av.reserve(args.size() + 1);
+    if (db) av.push_back(HostDb(in, *db));
+    for (const edn::Value& a : args) av.push_back(FromEdn(a));
+    Val r = in.Apply(f, av.data(), av.size());
+    return ToEdn(r, true, "the function's value");
+  });
 }
 
 void Interpreter::interrupt() {

@@ -414,6 +414,14 @@ Val HostConn(Interp& in, Store* store) {
   return st.default_conn;
 }
 
+Val HostDb(Interp& in, const Db& db) {
+  Ref<ConnObj> c = Make<ConnObj>(0);
+  c->store = db.store();
+  c->path = db.store()->path();
+  c->Register(&StateOf(in));
+  return MakeDb(Val::Object(Type::kConn, c.get()), db);
+}
+
 void RegisterStore(Interp& in) {
   if (!in.store_state) in.store_state = std::make_shared<StoreState>();
   in.DefNative("mentat.store/open", Open, 0, 1, false);

@@ -49,5 +49,8 @@ struct StoreState {
 StoreState& StateOf(Interp& in);
 // A connection value for a store the host owns.
 Val HostConn(Interp& in, Store* store);
+// A db value of `db` (Interpreter::Apply), through a connection object of its own that is
+// never the default: a function given it has no connection to transact on.
+Val HostDb(Interp& in, const Db& db);
 
 }  // namespace mentat::script

@@ -222,6 +222,9 @@ Status Upgrade(Connection* c, int from, int to) {
     MENTAT_RETURN_IF_ERROR(RecountAllAttrStats(c));
     MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 5"));
   }
+  // Format 6 adds system entities only (:db/fn, :db.attr/preds; the store layer installs
+  // them): no table changes.
+  if (from < 6 && to >= 6) MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 6"));
   return Status::OK();
 }
 

@@ -11,7 +11,7 @@
 namespace mentat::storage {
 
 // PRAGMA user_version of a store written by this build.
-inline constexpr int kFormatVersion = 5;
+inline constexpr int kFormatVersion = 6;
 // The first id of the system block of :db.part/db (format 4; ids::kSystemStart).
 inline constexpr int64_t kSystemIdsStart = 0xFF00;
 // The oldest format this build upgrades in place.
@@ -62,7 +62,8 @@ inline std::string IndexTerm(bool value_indexed) {
 // the upgrade path, which build a store as an older mentat wrote it.
 inline constexpr const char* kDowngradeTo4ForTests =
     "DROP TABLE attr_values; ALTER TABLE attr_stats DROP COLUMN distinct_entities; "
-    "DELETE FROM datoms WHERE e IN (65285, 65296, 65297, 65298, 65301, 65302, 65303); "
+    "DELETE FROM datoms WHERE e IN (65285, 65296, 65297, 65298, 65300, 65301, 65302, 65303, "
+    "65306); "
     "DELETE FROM attr_stats WHERE a IN (65296, 65297, 65298, 65301, 65302, 65303); "
     "PRAGMA user_version = 4;";
 inline constexpr const char* kDowngrade4To3ForTests =

@@ -168,7 +168,8 @@ TEST_F(PlannerStatsTest, FormatFourUpgradesWithTheStatistics) {
   EXPECT_EQ(Raw("PRAGMA user_version"), std::vector<std::string>{"4"});
   Open();
   ASSERT_TRUE(store_);
-  EXPECT_EQ(Raw("PRAGMA user_version"), std::vector<std::string>{"5"});
+  EXPECT_EQ(Raw("PRAGMA user_version"),
+            std::vector<std::string>{std::to_string(storage::kFormatVersion)});
   EXPECT_EQ(Raw("SELECT s.distinct_entities FROM attr_stats s JOIN datoms i ON i.e = s.a AND "
                 "i.a = 1 WHERE i.v = ':t/tag'"),
             std::vector<std::string>{"1000"});
@@ -182,6 +183,10 @@ TEST_F(PlannerStatsTest, FormatFourUpgradesWithTheStatistics) {
   auto t = store_->q("[:find ?t . :where [?a :db/ident :db/tupleAttrs] [?a :db/tupleType ?t]]");
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(edn::Print(t->ToEdn()), ":db.type/keyword");
+  // And those of format 6.
+  auto f = store_->q("[:find ?t . :where [?a :db/ident :db/fn] [?a :db/valueType ?t]]");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  EXPECT_EQ(edn::Print(f->ToEdn()), std::to_string(ids::kTypeRef + 4));
 }
 
 }  // namespace

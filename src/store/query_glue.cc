@@ -223,7 +223,9 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
         MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
         if (impl->advisor().mode() == AutoIndex::kAdaptive && !std::exchange(recorded, true))
           tune = impl->advisor().Record(ValueFilteredAttributes(parsed, *ctx.schema), *ctx.schema);
-        if (query::PassEnabled("value_counts", ctx.use_planner, ctx.disabled_passes)) {
+        // Not inside a transaction's functions: the counts know committed data only.
+        if (!impl->writer_scope() &&
+            query::PassEnabled("value_counts", ctx.use_planner, ctx.disabled_passes)) {
           // [:find ?v (count ?e) :where [?e :attr ?v]] from maintained counts (value_counts.h).
           MENTAT_ASSIGN_OR_RETURN(
               auto counted, TryCountQuery(impl->value_counts(), ctx.conn, *ctx.schema,
@@ -236,7 +238,8 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
   // An adaptive tuning pass that is due runs after the read, on this thread. It is skipped
   // while a writer of this process is busy (the next pass then comes at the end of the
   // period), and its errors (a busy store) leave the query's result alone.
-  if (tune && !impl->options().read_only) (void)impl->TuneIndexes(false, true);
+  if (tune && !impl->options().read_only && !impl->writer_scope())
+    (void)impl->TuneIndexes(false, true);
   return result;
 }
 

@@ -9,7 +9,7 @@
 
 namespace mentat {
 
-Store::Store(std::unique_ptr<StoreImpl> impl) : impl_(std::move(impl)) {}
+Store::Store(std::unique_ptr<StoreImpl> impl) : impl_(std::move(impl)) { impl_->set_owner(this); }
 Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, const Options& options) {

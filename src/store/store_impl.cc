@@ -8,6 +8,7 @@
 
 #include "schema/bootstrap.h"
 #include "store/listeners.h"
+#include "store/tx_functions.h"
 #include "tx/tx.h"
 #include "tx/write.h"
 
@@ -412,6 +413,8 @@ Result<std::vector<IndexAction>> StoreImpl::TuneIndexes(bool dry_run, bool only_
   if (dry_run)
     return Read([&](Conn* c) { return advisor_.Plan(c->db.get(), *c->schema, now, &used); });
   if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  if (writer_scope())
+    return Status::Unsupported("cannot tune indexes inside a transaction of the same store");
   std::unique_lock<std::mutex> writer(write_mu_, std::defer_lock);
   if (only_if_idle) {
     if (!writer.try_lock()) return std::vector<IndexAction>();
@@ -466,6 +469,10 @@ Result<std::vector<IndexAction>> StoreImpl::TuneIndexes(bool dry_run, bool only_
 
 Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
   if (options_.read_only) return Status::Unsupported("the store is open read-only");
+  if (writer_scope())
+    return Status::Unsupported(
+        "a transaction function or predicate cannot transact on the store it runs in: return "
+        "the transaction data instead");
   std::lock_guard<std::mutex> writer(write_mu_);
   MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
   Conn* c = lease.get();
@@ -473,7 +480,12 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
   MENTAT_RETURN_IF_ERROR(txn.Begin(true));
   MENTAT_RETURN_IF_ERROR(Sync(c));
   tx::TxInput in{c->db.get(), c->schema.get(), NowMicros()};
-  auto out = tx::Transact(in, data);
+  ScriptFunctions fns(owner_);
+  if (owner_) in.fns = &fns;
+  Result<tx::TxOutput> out = [&] {
+    WriterScope scope(this, c);
+    return tx::Transact(in, data);
+  }();
   if (!out.ok()) {
     // Statements may hold cached state from the failed work; rolling back is enough.
     return out.status();
@@ -517,6 +529,7 @@ Status StoreImpl::Vacuum() {
   if (borrowed_)
     return Status::Unsupported(
         "vacuum runs on a store of its own file; in the host's database, run VACUUM there");
+  if (writer_scope()) return Status::Unsupported("cannot vacuum inside a transaction of the store");
   std::lock_guard<std::mutex> writer(write_mu_);
   MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
   storage::Connection* db = lease.get()->db.get();

@@ -108,6 +108,7 @@ class StoreImpl {
   template <typename Fn>
   auto Read(Fn&& fn, ReadKind kind = ReadKind::kTransaction)
       -> decltype(fn(static_cast<Conn*>(nullptr))) {
+    if (Conn* w = writer_scope()) return fn(w);
     MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
     Conn* c = lease.get();
     const bool known = c->pager_version_known;
@@ -161,6 +162,15 @@ class StoreImpl {
   // automatic pass after a query never waits on, or deadlocks with, a writer.
   Result<std::vector<IndexAction>> TuneIndexes(bool dry_run, bool only_if_idle = false);
 
+  // While this thread runs a transaction on this store (its functions and predicates,
+  // tx/functions.h, read the store): the writer's connection, inside the write
+  // transaction, on which Read then runs its work, so that they see the transaction's own
+  // writes and never wait for a connection the writer holds; else null. Writes from such a
+  // read (Transact, TuneIndexes, Vacuum) are refused rather than deadlock.
+  Conn* writer_scope() const { return tl_writer_store_ == this ? tl_writer_conn_ : nullptr; }
+  // The public Store over this one (for the database values functions get).
+  void set_owner(Store* owner) { owner_ = owner; }
+
   // Store::listen's registry (listeners.h), created at the first listener.
   std::shared_ptr<Listeners> listeners();
   ~StoreImpl();
@@ -176,6 +186,24 @@ class StoreImpl {
   Status InitAdvisor();
   void Publish(std::shared_ptr<const Schema> schema, int64_t gen);
 
+  // Sets writer_scope() for this thread while it lives.
+  class WriterScope {
+   public:
+    WriterScope(const StoreImpl* s, Conn* c) {
+      tl_writer_store_ = s;
+      tl_writer_conn_ = c;
+    }
+    ~WriterScope() {
+      tl_writer_store_ = nullptr;
+      tl_writer_conn_ = nullptr;
+    }
+    WriterScope(const WriterScope&) = delete;
+    WriterScope& operator=(const WriterScope&) = delete;
+  };
+  inline static thread_local const StoreImpl* tl_writer_store_ = nullptr;
+  inline static thread_local Conn* tl_writer_conn_ = nullptr;
+
+  Store* owner_ = nullptr;
   std::string path_;
   std::string uri_;
   bool in_memory_ = false;

@@ -4,6 +4,7 @@
 
 #include "schema/codec.h"
 #include "schema/names.h"
+#include "tx/functions.h"
 
 namespace mentat::tx {
 
@@ -270,8 +271,14 @@ class Expander {
       MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, ParseAttr(k, &reverse));
       MapEntry source{m.pos(), id, &k, &v};
       if (!reverse) {
-        for (const auto& one : Values(attr, v))
+        for (const auto& one : Values(attr, v)) {
+          if (attr->id == ids::kFn) {
+            MENTAT_ASSIGN_OR_RETURN(edn::Value fn, FunctionSourceAt(one));
+            MENTAT_RETURN_IF_ERROR(AddValue(e, attr, fn, source));
+            continue;
+          }
           MENTAT_RETURN_IF_ERROR(AddValue(e, attr, one, source));
+        }
         continue;
       }
       // Reverse: each value names an entity that refers to this one.
@@ -368,12 +375,35 @@ class Expander {
         t.old_is_ref = true;
         MENTAT_ASSIGN_OR_RETURN(t.old_ref, ParseEntity(it[3]));
       }
+    } else if (attr->id == ids::kFn) {
+      MENTAT_ASSIGN_OR_RETURN(t.v, FunctionSourceAt(value));
+      if (cas) {
+        MENTAT_ASSIGN_OR_RETURN(t.old_v, FunctionSourceAt(it[3]));
+      }
     } else {
       t.v = value;
       if (cas) t.old_v = it[3];
     }
     terms_.push_back(std::move(t));
     return Status::OK();
+  }
+
+  // A :db/fn value: Datomic's function map becomes its script source (tx/functions.h).
+  static Result<edn::Value> FunctionSourceAt(const edn::Value& v) {
+    Result<edn::Value> fn = FunctionSource(v);
+    if (!fn.ok()) return ErrorAt(fn.status().code(), v, fn.status().message());
+    if (fn->is_string()) {
+      // Read now, so that a function that cannot even be read is never stored.
+      edn::ReadOptions script;
+      script.allow_quote = true;
+      script.script_syntax = true;
+      Result<edn::Vec> forms = edn::ReadAll(fn->str(), script);
+      if (!forms.ok())
+        return ErrorAt(Code::kSchema, v,
+                       ":db/fn source does not read: " + forms.status().message());
+      if (forms->empty()) return ErrorAt(Code::kSchema, v, ":db/fn source is empty");
+    }
+    return fn;
   }
 
   const Schema& schema_;

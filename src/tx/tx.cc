@@ -4,6 +4,7 @@
 #include "tx/ensure.h"
 #include "tx/excise.h"
 #include "tx/expand.h"
+#include "tx/functions.h"
 #include "tx/resolve.h"
 #include "tx/schema_change.h"
 #include "tx/write.h"
@@ -20,7 +21,10 @@ Result<int64_t> LastInstant(storage::Connection* c) {
 
 Result<TxOutput> Transact(const TxInput& in, const edn::Value& data) {
   const Schema& schema = *in.schema;
-  MENTAT_ASSIGN_OR_RETURN(std::vector<Term> terms, Expand(schema, data));
+  // Calls of transaction functions first: they see the database before the transaction.
+  MENTAT_ASSIGN_OR_RETURN(std::optional<edn::Value> called,
+                          ExpandCalls(in.conn, schema, in.fns, data));
+  MENTAT_ASSIGN_OR_RETURN(std::vector<Term> terms, Expand(schema, called ? *called : data));
   MENTAT_ASSIGN_OR_RETURN(Partitions parts, Partitions::Read(in.conn));
   Resolution res;
   if (parts.tx.next >= parts.tx.end) return Status::Conflict("partition :db.part/tx is full");
@@ -57,7 +61,8 @@ Result<TxOutput> Transact(const TxInput& in, const edn::Value& data) {
   const Schema& after = next ? *next : schema;
   MENTAT_RETURN_IF_ERROR(
       Write(in.conn, schema, after, changes, res.tx_id, instant, next != nullptr, parts));
-  MENTAT_RETURN_IF_ERROR(CheckEnsures(in.conn, after, ensures));
+  MENTAT_RETURN_IF_ERROR(CheckAttributePredicates(in.conn, after, changes, in.fns));
+  MENTAT_RETURN_IF_ERROR(CheckEnsures(in.conn, after, ensures, in.fns));
   MENTAT_RETURN_IF_ERROR(Excise(in.conn, after, excisions));
   // An excision bumped the schema generation (every cache re-reads): publish it as one.
   if (!excisions.empty() && !next) next = std::make_shared<Schema>(schema);

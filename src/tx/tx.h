@@ -14,6 +14,7 @@
 #include "mentat/status.h"
 #include "mentat/store.h"
 #include "storage/sqlite.h"
+#include "tx/functions.h"
 
 namespace mentat::tx {
 
@@ -21,6 +22,8 @@ struct TxInput {
   storage::Connection* conn;  // inside BEGIN IMMEDIATE
   const Schema* schema;       // the schema of this snapshot
   int64_t now_micros;         // wall clock for :db/txInstant
+  // Runs transaction functions and predicates (tx/functions.h); null: none can run.
+  Functions* fns = nullptr;
 };
 
 struct TxOutput {

@@ -36,7 +36,7 @@ has_line "edn_rows joins the host's table" 'join=Alice=30,Bob=25' "$out"
 has_line "mentat tables beside the host's" 'tables=ages,datoms,meta' "$out"
 has_line "CREATE VIRTUAL TABLE in host mode" 'created=Alice:30,Bob:25' "$out"
 has_line "the host's journal mode is left alone" 'journal=delete' "$out"
-has_line "format version" 'version=5' "$out"
+has_line "format version" 'version=6' "$out"
 
 names() { echo "names=$(sq "$HOST" "SELECT group_concat(value, ',') FROM (SELECT value FROM json_each(edn_q(NULL, '[:find [?n ...] :where [_ :person/name ?n]]', NULL), '\$.result') ORDER BY 1);")"; }
 
