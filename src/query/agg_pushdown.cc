@@ -17,13 +17,7 @@
 
 namespace mentat::query {
 
-namespace {
-
-bool Mentions(const std::string& text, const std::string& token) {
-  return text.find(token) != std::string::npos;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
                                               const std::string& var, Expr* count_col,
@@ -50,9 +44,8 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
   // Its variables are ?x and ?u only (no tx or added place).
   if (p.plan.binds.size() != 2) return std::nullopt;
   // ?x (P's e) is read nowhere but in the counted column; P's tx and added nowhere.
-  const std::string e_tok = Col(pid, "e"), tx_tok = Col(pid, "tx"), add_tok = Col(pid, "added");
-  auto clean = [&](const std::string& x) {
-    return !Mentions(x, e_tok) && !Mentions(x, tx_tok) && !Mentions(x, add_tok);
+  auto clean = [&](const Expr& x) {
+    return !x.Reads(pid, "e") && !x.Reads(pid, "tx") && !x.Reads(pid, "added");
   };
   for (const Item& it : unit->items) {
     for (const auto& c : it.conds)

@@ -120,17 +120,13 @@ Result<Expr> StoredTupleSql(const VarBind& parts, const edn::Value& form, const 
   return built + ")";
 }
 
-Expr Col(int item, const std::string& col) {
-  return "\x01" + std::to_string(item) + "." + col + "\x02";
-}
+Expr Col(int item, const std::string& col) { return Expr::Column(item, col); }
 namespace {
 
-// The column name of an expression that is exactly one column token, else "".
+// The column name of an expression that is exactly one column, else "".
 std::string TokenColumn(const Expr& x) {
-  if (x.size() < 4 || x.front() != '\x01' || x.back() != '\x02') return "";
-  if (x.find('\x01', 1) != std::string::npos) return "";
-  size_t dot = x.find('.');
-  return dot == std::string::npos ? "" : x.substr(dot + 1, x.size() - dot - 2);
+  const Expr::Part* c = x.AsColumn();
+  return c ? c->text : "";
 }
 
 bool HasAffinity(const std::string& col) {
@@ -150,8 +146,8 @@ Expr EqCond(const Expr& a, const Expr& b) {
   return a + " = " + b;
 }
 
-Expr ExistsOf(int block) { return "\x03" + std::to_string(block) + "\x04"; }
-Expr GeneratorOf(int block) { return "\x05" + std::to_string(block) + "\x06"; }
+Expr ExistsOf(int block) { return Expr::Exists(block); }
+Expr GeneratorOf(int block) { return Expr::Generator(block); }
 std::string IntLit(int64_t i) {
   if (i == INT64_MIN) return "(-9223372036854775807 - 1)";
   return std::to_string(i);
@@ -219,7 +215,8 @@ std::vector<Variant> MakeVariants(const ViewShape& shape, int id, const views::B
     Variant v{b.table, {}, {{"added", b.added ? "1" : "0"}}, -1};
     // The current datoms' columns as tokens (passes may read them from another table).
     for (const views::Cond& c : b.conds)
-      v.conds.push_back(views::CondSql(c, b.current() ? Col(id, c.column) : t + "." + c.column, p));
+      v.conds.push_back((b.current() ? Col(id, c.column) : Expr(t + "." + c.column)) + " " +
+                        views::CondTest(c, p));
     if (!b.current()) v.cols["ix"] = "NULL";
     if (b.tx_column != std::string("tx")) v.cols["tx"] = t + "." + b.tx_column;
     out.push_back(std::move(v));
@@ -267,10 +264,10 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
                        "type mismatch: expected " + what + ", got " + edn::Print(v));
   };
   if (t == VT::kRef || (!IsStatic(t) && NaturalType(v) == VT::kRef)) {
-    if (v.is_int()) return IntLit(v.as_int());
+    if (v.is_int()) return Expr(IntLit(v.as_int()));
     if (v.is_keyword()) {
       auto e = env_->schema->entid(v.str());
-      return e ? IntLit(*e) : std::string("NULL");
+      return Expr(e ? IntLit(*e) : std::string("NULL"));
     }
     if (v.is_vector()) {
       if (!schema::IsLookupRefShape(v))
@@ -289,7 +286,7 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
       p.kind = Param::Kind::kLookupRef;
       p.edn = v;
       p.source = src;
-      return unit_->ParamRef(std::move(p));
+      return Expr(unit_->ParamRef(std::move(p)));
     }
     if (t == VT::kRef) return mismatch("an entity (id, ident or lookup ref [:attr value])");
   }
@@ -300,8 +297,8 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
   }
   auto enc = schema::Encode(v, ToValueType(enc_type));
   if (!enc.ok()) return mismatch(schema::TypeNoun(ToValueType(enc_type)));
-  if (enc->tag == schema::DbVal::Tag::kInt) return IntLit(enc->i);
-  return unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}});
+  if (enc->tag == schema::DbVal::Tag::kInt) return Expr(IntLit(enc->i));
+  return Expr(unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}}));
 }
 
 Result<VarBind> Analyzer::ArgBind(const Scope& s, const Term& t, VT want, const edn::Value& form) {

@@ -151,7 +151,7 @@ Analyzer::Scope Analyzer::BranchScope(Scope* s, int block, const std::vector<std
 
 Status Analyzer::OrExists(const Clause& c, Scope* s, const std::vector<std::string>& join) {
   std::string src = c.src == "$" ? s->src : c.src;
-  std::string expr;
+  Expr expr;
   for (const Clause& branch : c.body) {
     int block = NewBlock(true);
     Scope sub = BranchScope(s, block, join, src, BranchKind::kExists);
@@ -319,7 +319,7 @@ Status Analyzer::OrGenerator(const Clause& c, Scope* s, const std::vector<std::s
     }
     types.push_back(t == VT::kAny ? VT::kNumeric : t);
   }
-  std::string table = "(";
+  Expr table = "(";
   for (size_t b = 0; b < subs.size(); ++b) {
     Block& blk = unit_->blocks[subs[b].block];
     for (size_t i = 0; i < join.size(); ++i) {

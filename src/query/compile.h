@@ -1,12 +1,6 @@
 // The compiled form of a query (private to src/query): SQL building blocks made by
-// analyze.cc, ordered by plan.cc and turned into text by sql.cc.
-//
-// SQL expressions (Expr) are strings with embedded tokens, resolved when the SQL text is
-// emitted, because one pattern may read different tables in different arms of a UNION
-// (an as-of view reads `datoms` in one arm and `history` in another):
-//   "\x01<item>.<column>\x02"  a column of an item (alias t<item> or a variant override)
-//   "\x03<block>\x04"          an EXISTS subquery over a block (all its arms)
-//   "\x05<block>\x06"          a generator subquery: SELECT DISTINCT <outputs> of a block
+// analyze.cc, ordered by plan.cc and turned into text by sql.cc. Expressions are Exprs
+// (expr.h): SQL text with typed references to items' columns and blocks' subqueries.
 #pragma once
 
 #include <cstdint>
@@ -20,13 +14,12 @@
 #include "mentat/edn.h"
 #include "mentat/schema.h"
 #include "query/ast.h"
+#include "query/expr.h"
 #include "query/query.h"
 #include "schema/codec.h"
 #include "views/views.h"
 
 namespace mentat::query {
-
-using Expr = std::string;
 
 // Value types known at compile time. The first nine follow mentat::ValueType.
 enum class VT : uint8_t {
@@ -89,7 +82,7 @@ struct Param {
 };
 
 struct Variant {
-  std::string table;                 // FROM text without alias; "" for composites
+  Expr table;                        // FROM text without alias; "" for composites
   std::vector<Expr> conds;           // extra conditions of this variant
   std::map<std::string, Expr> cols;  // column overrides (default: t<item>.<col>)
   int branch = -1;                   // composite: the block spliced in

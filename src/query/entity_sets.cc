@@ -33,15 +33,16 @@ constexpr double kProbeToScan = 4;
 // The items whose columns `e` refers to.
 std::set<int> ItemsIn(const Expr& e) {
   std::set<int> out;
-  for (size_t i = e.find('\x01'); i != std::string::npos; i = e.find('\x01', i + 1))
-    out.insert(std::stoi(e.substr(i + 1, e.find('.', i) - i - 1)));
+  e.Items(&out);
   return out;
 }
 
 // True when `e` reads only columns of `item` other than its entity, and no subquery.
 bool OnlyOwnColumns(const Expr& e, int item) {
-  if (e.find('\x03') != std::string::npos || e.find('\x05') != std::string::npos) return false;
-  if (e.find(Col(item, "e")) != std::string::npos) return false;
+  std::set<int> blocks;
+  e.Blocks(&blocks);
+  if (!blocks.empty()) return false;
+  if (e.Reads(item, "e")) return false;
   for (int i : ItemsIn(e))
     if (i != item) return false;
   return true;
@@ -91,7 +92,7 @@ struct Rewriter {
       if (!OnlyOwnColumns(c, d.id)) return;
 
     std::string alias = "t" + std::to_string(d.id);
-    std::string where;
+    Expr where;
     for (const Expr& c : own) where += (where.empty() ? " WHERE " : " AND ") + c;
     p.conds.push_back("mentat_in_eset((SELECT mentat_eset(" + alias + ".e) FROM datoms AS " +
                       alias + where + "), " + Col(p.id, "e") + ")");

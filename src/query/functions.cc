@@ -37,7 +37,7 @@ bool IsComparison(const std::string& f) {
 }
 
 // SQL text of `b` as a Clojure `str` would print it.
-std::string StrOf(const VarBind& b) {
+Expr StrOf(const VarBind& b) {
   switch (b.type) {
     case VT::kString:
     case VT::kKeyword:
@@ -355,7 +355,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     bool tuples = false;
     for (const auto& x : xs) tuples = tuples || x.type == VT::kTuple;
     if (tuples) {
-      std::string sql;
+      Expr sql;
       for (size_t i = 0; i + 1 < n; ++i) {
         const VarBind &a = xs[i], &b = xs[i + 1];
         if (a.type != VT::kTuple || b.type != VT::kTuple)
@@ -363,18 +363,18 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
                              "type mismatch: cannot compare a tuple with a " +
                                  std::string(VTName(a.type == VT::kTuple ? b.type : a.type)));
         auto row = [](const VarBind& t, size_t k) {
-          std::string r;
+          Expr r;
           for (size_t j = 0; j < k; ++j) {
-            if (t.parts[j].type == VT::kTuple) return std::string();
+            if (t.parts[j].type == VT::kTuple) return Expr();
             r += (j ? ", " : "") + t.parts[j].sql;
           }
           return "(" + r + ")";
         };
         size_t k = std::min(a.parts.size(), b.parts.size());
-        std::string ra = row(a, k), rb = row(b, k);
+        Expr ra = row(a, k), rb = row(b, k);
         if (ra.empty() || rb.empty())
           return ClauseError(Code::kUnsupported, c.form, "nested tuples cannot be compared");
-        std::string term;
+        Expr term;
         int len = a.parts.size() < b.parts.size() ? -1 : (a.parts.size() > b.parts.size() ? 1 : 0);
         if (k == 0) {
           term = len == 0 ? (op == "=" || op == "<=" || op == ">=" ? "1" : "0")
@@ -396,9 +396,9 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       }
       return result(sql, VT::kBoolean, xs, false);
     }
-    std::string sql;
+    Expr sql;
     if (op == "<>" && n > 2) {
-      std::string all;
+      Expr all;
       for (size_t i = 0; i + 1 < n; ++i)
         all += (i ? " AND " : "") + xs[i].sql + " = " + xs[i + 1].sql;
       sql = "NOT (" + all + ")";
@@ -412,12 +412,12 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     MENTAT_RETURN_IF_ERROR(require_numbers(xs));
-    const std::string& x = xs[0].sql;
-    std::string sql = fn == "zero?"   ? x + " = 0"
-                      : fn == "pos?"  ? x + " > 0"
-                      : fn == "neg?"  ? x + " < 0"
-                      : fn == "even?" ? x + " % 2 = 0"
-                                      : x + " % 2 <> 0";
+    const Expr& x = xs[0].sql;
+    Expr sql = fn == "zero?"   ? x + " = 0"
+               : fn == "pos?"  ? x + " > 0"
+               : fn == "neg?"  ? x + " < 0"
+               : fn == "even?" ? x + " % 2 = 0"
+                               : x + " % 2 <> 0";
     return result(sql, VT::kBoolean, xs, false);
   }
   if (fn == "nil?" || fn == "some?") {
@@ -433,12 +433,12 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       if (IsStatic(x.type) && x.type != VT::kString && x.type != VT::kKeyword)
         return ClauseError(Code::kSchema, c.form,
                            "type mismatch: " + c.fn + " expects strings, got a " + VTName(x.type));
-    const std::string &a = xs[0].sql, &b = xs[1].sql;
-    std::string sql = fn == "starts-with?" ? "substr(" + a + ", 1, length(" + b + ")) = " + b
-                      : fn == "ends-with?"
-                          ? "(length(" + b + ") = 0 OR (length(" + a + ") >= length(" + b +
-                                ") AND substr(" + a + ", -length(" + b + ")) = " + b + "))"
-                          : "instr(" + a + ", " + b + ") > 0";
+    const Expr &a = xs[0].sql, &b = xs[1].sql;
+    Expr sql = fn == "starts-with?" ? "substr(" + a + ", 1, length(" + b + ")) = " + b
+               : fn == "ends-with?"
+                   ? "(length(" + b + ") = 0 OR (length(" + a + ") >= length(" + b +
+                         ") AND substr(" + a + ", -length(" + b + ")) = " + b + "))"
+                   : "instr(" + a + ", " + b + ") > 0";
     return result(sql, VT::kBoolean, xs, false);
   }
   if (fn == "re-find" || fn == "re-matches") {
@@ -501,7 +501,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_RETURN_IF_ERROR(require_numbers(xs));
     VT t = num_type(xs);
     if (t == VT::kNumeric && xs.empty()) t = VT::kLong;
-    std::string sql;
+    Expr sql;
     if (fn == "+" || fn == "*") {
       if (xs.empty()) return result(fn == "+" ? "0" : "1", VT::kLong, xs, false);
       for (size_t i = 0; i < n; ++i) sql += (i ? " " + fn + " " : "") + xs[i].sql;
@@ -539,9 +539,9 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
   if (fn == "str") {
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     if (xs.empty()) return result("''", VT::kString, xs, false);
-    std::string sql;
+    Expr sql;
     for (size_t i = 0; i < n; ++i) {
-      std::string part = xs[i].sql == "NULL" ? "''" : StrOf(xs[i]);
+      Expr part = xs[i].sql == "NULL" ? "''" : StrOf(xs[i]);
       sql += (i ? " || " : "") + part;
     }
     return result(sql, VT::kString, xs, false);
@@ -551,8 +551,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
       return ClauseError(Code::kSchema, c.form, "type mismatch: subs expects a string");
-    std::string sql = "mentat_subs(" + xs[0].sql + ", " + xs[1].sql +
-                      (n == 3 ? ", " + xs[2].sql : std::string()) + ")";
+    Expr sql =
+        "mentat_subs(" + xs[0].sql + ", " + xs[1].sql + (n == 3 ? ", " + xs[2].sql : Expr()) + ")";
     return result(sql, VT::kString, xs, true);
   }
   if (fn == "lower-case" || fn == "upper-case" || fn == "trim") {
@@ -585,7 +585,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     if (!c.args[1].is_var() && !c.args[1].is_const())
       return ClauseError(Code::kInvalidArgument, c.form, "contains? needs a value to look for");
     MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(s, c.args[1], VT::kAny, c.form));
-    std::string list;
+    Expr list;
     for (const edn::Value& v : c.args[0].value.items()) {
       if (v.is_nil() || v.is_seq() || v.is_map()) continue;
       VT w = IsStatic(x.type) ? x.type : VT::kAny;

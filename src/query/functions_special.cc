@@ -183,11 +183,13 @@ Status Analyzer::TxData(const Clause& c, Scope* s) {
   {
     const std::string t = "t" + std::to_string(id);
     Item& item = unit_->items[id];
-    views::BoundSql bounds;
-    bounds.tx = tx.sql;
     for (const views::Branch& b : views::TxBranches()) {
-      Variant v{
-          b.table, {views::CondsSql(b, t + ".", bounds)}, {{"added", b.added ? "1" : "0"}}, -1};
+      // Each of its conds is on the transaction (Bound::kTx): an expression here.
+      Expr conds;
+      for (const views::Cond& cd : b.conds)
+        conds +=
+            (conds.empty() ? "" : " AND ") + Expr(t + "." + cd.column) + " " + cd.op + " " + tx.sql;
+      Variant v{b.table, {conds}, {{"added", b.added ? "1" : "0"}}, -1};
       if (b.tx_column != std::string("tx")) v.cols["tx"] = t + "." + b.tx_column;
       item.variants.push_back(std::move(v));
     }
@@ -352,7 +354,8 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
     item.kind = Item::Kind::kOther;
     item.conds.push_back(Col(id, "e") + " = " + e.sql);
     // Its attribute is one of them, and the entity has none of those before it.
-    std::string in, first;
+    std::string in;
+    Expr first;
     for (Entid a : attrs) {
       first += (first.empty() ? "(" : " OR (") + Col(id, "a") + " = " + IntLit(a) +
                (in.empty() ? ""

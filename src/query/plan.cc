@@ -422,15 +422,18 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
       if (from < 0) continue;
       // At most one value of a cardinality-one attribute holds at t: the current datom
       // asserted by t, or a history datom asserted by t and retracted after it.
-      const std::string s = "s" + std::to_string(item.id), e = Col(from, "e"), a = IntLit(p.attr),
-                        t = item.as_of_param;
-      const std::string where = " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a;
+      const std::string s = "s" + std::to_string(item.id), a = IntLit(p.attr), t = item.as_of_param;
+      const Expr e = Col(from, "e");
+      const Expr where = " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a;
       Expr v = "(";
       views::BoundSql bounds;
       bounds.as_of = t;
-      for (const views::Branch& b : views::Branches(views::Shape{true, false, false}))
-        v += (v.size() > 1 ? " UNION ALL SELECT " : "SELECT ") + s + ".v FROM " + b.table + " AS " +
-             s + where + " AND " + views::CondsSql(b, s + ".", bounds);
+      bool first = true;
+      for (const views::Branch& b : views::Branches(views::Shape{true, false, false})) {
+        v += (first ? "SELECT " : " UNION ALL SELECT ") + s + ".v FROM " + b.table + " AS " + s +
+             where + " AND " + views::CondsSql(b, s + ".", bounds);
+        first = false;
+      }
       v += ")";
       // A constant value is compared with the probe by the pattern's own condition on v
       // (which no NULL passes); a variable needs the row dropped when nothing holds at t.

@@ -93,40 +93,33 @@ struct Emitter {
     return out;
   }
 
-  // Replaces the tokens of `e`; `assign` maps items to their chosen variant.
-  std::string Resolve(const std::string& e, const std::map<int, int>& assign) const {
+  // The SQL text of `e`; `assign` maps items to their chosen variant.
+  std::string Resolve(const Expr& e, const std::map<int, int>& assign) const {
     std::string out;
-    out.reserve(e.size());
-    for (size_t i = 0; i < e.size(); ++i) {
-      char c = e[i];
-      if (c == '\x01') {
-        size_t dot = e.find('.', i);
-        size_t end = e.find('\x02', i);
-        int item = std::stoi(e.substr(i + 1, dot - i - 1));
-        std::string col = e.substr(dot + 1, end - dot - 1);
-        auto it = assign.find(item);
-        bool done = false;
-        if (it != assign.end() && it->second >= 0) {
-          const Variant& v = VariantOf(item, it->second);
-          auto ov = v.cols.find(col);
-          if (ov != v.cols.end()) {
-            out += Resolve(ov->second, assign);
-            done = true;
+    for (const Expr::Part& p : e.parts()) {
+      switch (p.kind) {
+        case Expr::Part::Kind::kText:
+          out += p.text;
+          break;
+        case Expr::Part::Kind::kColumn: {
+          auto it = assign.find(p.id);
+          if (it != assign.end() && it->second >= 0) {
+            const Variant& v = VariantOf(p.id, it->second);
+            auto ov = v.cols.find(p.text);
+            if (ov != v.cols.end()) {
+              out += Resolve(ov->second, assign);
+              break;
+            }
           }
+          out += "t" + std::to_string(p.id) + "." + p.text;
+          break;
         }
-        if (!done) out += "t" + std::to_string(item) + "." + col;
-        i = end;
-      } else if (c == '\x03' || c == '\x05') {
-        size_t end = e.find(c == '\x03' ? '\x04' : '\x06', i);
-        int block = std::stoi(e.substr(i + 1, end - i - 1));
-        if (c == '\x03') {
-          out += "(" + Exists(block, assign) + ")";
-        } else {
-          out += Generator(block, assign);
-        }
-        i = end;
-      } else {
-        out += c;
+        case Expr::Part::Kind::kExists:
+          out += "(" + Exists(p.id, assign) + ")";
+          break;
+        case Expr::Part::Kind::kGenerator:
+          out += Generator(p.id, assign);
+          break;
       }
     }
     return out;
@@ -136,13 +129,13 @@ struct Emitter {
   std::string FromWhere(const Arm& arm, std::map<int, int>* assign) const {
     for (const auto& [id, k] : arm.from) (*assign)[id] = k;
     std::string from, where;
-    auto add_where = [&](const std::string& x) {
+    auto add_where = [&](const Expr& x) {
       where += (where.empty() ? " WHERE " : " AND ") + Resolve(x, *assign);
     };
     for (const auto& [id, k] : arm.from) {
       const Item& item = unit.items[id];
       if (k < 0) {
-        std::string test;
+        Expr test;
         for (const Variant& b : item.variants)
           test += (test.empty() ? "(EXISTS " : " OR EXISTS ") + ExistsOf(b.branch);
         add_where(test + ")");
@@ -247,14 +240,13 @@ namespace {
 
 // The items of `in` referenced by `e`, through the blocks its EXISTS and generator
 // subqueries read too.
-void Refs(const Unit& unit, const std::string& e, const std::set<int>& in, std::set<int>* out,
+void Refs(const Unit& unit, const Expr& e, const std::set<int>& in, std::set<int>* out,
           int depth = 0) {
-  for (size_t i = 0; i < e.size(); ++i) {
-    if (e[i] == '\x01') {
-      int id = std::atoi(e.c_str() + i + 1);
-      if (in.count(id)) out->insert(id);
-    } else if ((e[i] == '\x03' || e[i] == '\x05') && depth < 32) {
-      const Block& b = unit.blocks[static_cast<size_t>(std::atoi(e.c_str() + i + 1))];
+  for (const Expr::Part& p : e.parts()) {
+    if (p.kind == Expr::Part::Kind::kColumn) {
+      if (in.count(p.id)) out->insert(p.id);
+    } else if (p.kind != Expr::Part::Kind::kText && depth < 32) {
+      const Block& b = unit.blocks[static_cast<size_t>(p.id)];
       for (const auto& w : b.where) Refs(unit, w, in, out, depth + 1);
       for (int id : b.items) {
         const Item& it = unit.items[static_cast<size_t>(id)];
@@ -280,7 +272,7 @@ std::optional<std::string> EmitPrefixCount(const Unit& unit, size_t k) {
   for (int id : all)
     if (!kept.count(id)) dropped.insert(id);
   top.order.resize(k);
-  auto keep = [&](const std::string& e) {
+  auto keep = [&](const Expr& e) {
     std::set<int> r;
     Refs(u, e, dropped, &r);
     return r.empty();

@@ -37,11 +37,15 @@ std::vector<Branch> TxBranches() {
           Branch{"history", {{"rtx", "=", Bound::kTx}}, false, "rtx"}};
 }
 
-std::string CondSql(const Cond& cond, const std::string& column_sql, const BoundSql& bounds) {
+std::string CondTest(const Cond& cond, const BoundSql& bounds) {
   const std::string& b = cond.bound == Bound::kAsOf    ? bounds.as_of
                          : cond.bound == Bound::kSince ? bounds.since
                                                        : bounds.tx;
-  return column_sql + " " + cond.op + " " + b;
+  return std::string(cond.op) + " " + b;
+}
+
+std::string CondSql(const Cond& cond, const std::string& column_sql, const BoundSql& bounds) {
+  return column_sql + " " + CondTest(cond, bounds);
 }
 
 std::string CondsSql(const Branch& branch, const std::string& qualifier, const BoundSql& bounds) {

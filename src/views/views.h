@@ -61,6 +61,8 @@ struct BoundSql {
 
 // `cond` as SQL, its column written as `column_sql` (cond.column, qualified or not).
 std::string CondSql(const Cond& cond, const std::string& column_sql, const BoundSql& bounds);
+// What follows the column in CondSql: "<= 268435460".
+std::string CondTest(const Cond& cond, const BoundSql& bounds);
 
 // Every cond of `branch` joined with AND ("" when it has none).
 std::string CondsSql(const Branch& branch, const std::string& qualifier, const BoundSql& bounds);

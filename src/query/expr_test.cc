@@ -1,0 +1,54 @@
+// Expr (expr.h): SQL text with typed references, built by concatenation.
+#include "query/expr.h"
+
+#include <gtest/gtest.h>
+
+namespace mentat::query {
+namespace {
+
+TEST(Expr, ConcatenationKeepsReferencesAndMergesText) {
+  Expr a = Expr::Column(3, "v");
+  Expr e = "(" + a + " = " + std::string("?1") + " AND " + Expr::Exists(2) + ")";
+  ASSERT_EQ(e.parts().size(), 5u);
+  EXPECT_EQ(e.parts()[0].text, "(");
+  EXPECT_EQ(e.parts()[1].kind, Expr::Part::Kind::kColumn);
+  EXPECT_EQ(e.parts()[2].text, " = ?1 AND ");  // adjacent text is one part
+  EXPECT_EQ(e.parts()[3].kind, Expr::Part::Kind::kExists);
+  EXPECT_EQ(e.DebugString(), "(t3.v = ?1 AND EXISTS(b2))");
+  EXPECT_TRUE(e.Reads(3, "v"));
+  EXPECT_TRUE(e.Reads(3));
+  EXPECT_FALSE(e.Reads(3, "e"));
+  EXPECT_FALSE(e.Reads(4));
+  std::set<int> items, blocks;
+  e.Items(&items);
+  e.Blocks(&blocks);
+  EXPECT_EQ(items, std::set<int>{3});
+  EXPECT_EQ(blocks, std::set<int>{2});
+  EXPECT_EQ(a.AsColumn()->text, "v");
+  EXPECT_EQ(e.AsColumn(), nullptr);
+  EXPECT_FALSE(e.IsText());
+}
+
+TEST(Expr, TextOnlyAndEmpty) {
+  Expr t = std::string("x = 1");
+  EXPECT_TRUE(t.IsText());
+  EXPECT_EQ(t.text(), "x = 1");
+  EXPECT_TRUE(Expr("").empty());
+  EXPECT_TRUE(Expr().IsText());
+  EXPECT_EQ(Expr("NULL"), "NULL");
+  EXPECT_NE(Expr::Column(1, "e"), Expr("t1.e"));  // a reference is not its text
+}
+
+TEST(Expr, SelfAppendAndSubqueries) {
+  Expr e = Expr::Column(1, "e") + " + ";
+  e += e;
+  EXPECT_EQ(e.DebugString(), "t1.e + t1.e + ");
+  Expr g = Expr::Generator(4);
+  std::set<int> blocks;
+  g.Blocks(&blocks);
+  EXPECT_EQ(blocks, std::set<int>{4});
+  EXPECT_EQ(g.DebugString(), "GENERATOR(b4)");
+}
+
+}  // namespace
+}  // namespace mentat::query
