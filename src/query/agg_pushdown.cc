@@ -69,7 +69,7 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
   // The derived table: one row per value, its count.
   Variant& d = p.variants[0];
   d.table = "(SELECT v, count(*) AS n FROM datoms WHERE a = " + IntLit(attr->id) + " AND ix " +
-            storage::IndexTest(attr->value_indexed()) + " GROUP BY v)";
+            unit->dialect->IndexTest(attr->value_indexed()) + " GROUP BY v)";
   d.cols["a"] = IntLit(attr->id);
   p.index_term.clear();
   p.index_term_written.clear();

@@ -136,13 +136,10 @@ bool HasAffinity(const std::string& col) {
 
 }  // namespace
 
-Expr EqCond(const Expr& a, const Expr& b) {
-  // `v` has no affinity; comparing it with an INTEGER (or TEXT) column applies that
-  // affinity to v, which keeps SQLite from using an index on v. The second, affinity-free
-  // form (+x) lets the index on v drive the lookup; together they keep exact typing.
+Expr EqCond(const Dialect& d, const Expr& a, const Expr& b) {
   std::string ca = TokenColumn(a), cb = TokenColumn(b);
-  if (ca == "v" && HasAffinity(cb)) return "(" + a + " = " + b + " AND " + a + " = +" + b + ")";
-  if (cb == "v" && HasAffinity(ca)) return "(" + b + " = " + a + " AND " + b + " = +" + a + ")";
+  if (ca == "v" && HasAffinity(cb)) return d.EqValue(a, b);
+  if (cb == "v" && HasAffinity(ca)) return d.EqValue(b, a);
   return a + " = " + b;
 }
 
@@ -398,7 +395,7 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
                                " and as a " + VTName(b.type));
       slot.encode = b.type;
     }
-    AddWhere(s, EqCond(b.sql, e.sql));
+    AddWhere(s, EqCond(*unit_->dialect, b.sql, e.sql));
     if (own != s->vars.end() && IsStatic(b.type)) {
       own->second.type = b.type;
       own->second.slot = -1;
@@ -419,7 +416,7 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     return ClauseError(Code::kSchema, form,
                        "type mismatch: " + var + " is a " + VTName(e.type) + " elsewhere but a " +
                            VTName(b.type) + " here");
-  if (b.sql != e.sql) AddWhere(s, EqCond(b.sql, e.sql));
+  if (b.sql != e.sql) AddWhere(s, EqCond(*unit_->dialect, b.sql, e.sql));
   if (own != s->vars.end() && !IsStatic(e.type) && IsStatic(b.type)) {
     // A more precise type: decode with it (and keep the first producer's column).
     own->second.type = b.type;
@@ -496,7 +493,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     item.conds.push_back(Col(id, "a") + " = " + IntLit(attr->id));
     // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
     // datoms_aevt. History rows have no ix (NULL), which passes either term.
-    item.index_term = Col(id, "ix") + " " + storage::IndexTest(attr->value_indexed());
+    item.index_term = Col(id, "ix") + " " + unit_->dialect->IndexTest(attr->value_indexed());
     item.index_term_written = item.index_term;
     const auto* cached = env_->cached_attrs;
     if (cached && !attr->many && e.is_var() && tx.is_blank() && added.is_blank() && !shape.as_of &&

@@ -154,6 +154,7 @@ struct Compiled {
 };
 
 struct AnalyzeEnv {
+  const Dialect* dialect = &SqliteDialect();  // the SQL the units are written in
   const Schema* schema = nullptr;
   std::map<std::string, ViewShape> sources;  // "$" and named sources
   const RuleSet* rules = nullptr;
@@ -213,7 +214,7 @@ class Analyzer {
     std::optional<std::set<std::string>> import;
   };
 
-  Analyzer(AnalyzeEnv* env, Unit* unit) : env_(env), unit_(unit) {}
+  Analyzer(AnalyzeEnv* env, Unit* unit) : env_(env), unit_(unit) { unit_->dialect = env_->dialect; }
 
   // Analyzes `clauses` into the scope's block.
   Status Conjunction(const Clauses& clauses, Scope* scope);

@@ -730,7 +730,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
       // In the statement a column without affinity (+x), as mentat_rel's are: a column
       // with INTEGER affinity compared with `v` would keep SQLite off the (a, v) index.
       for (const auto& [name, e] : cu.unit.blocks[0].outputs)
-        spec.columns.push_back(cte[stratum] ? "+(" + e + ")" : e);
+        spec.columns.push_back(cte[stratum] ? cu.unit.dialect->NoAffinity(e) : e);
       if (cte[stratum])
         while (static_cast<int>(spec.columns.size()) < width + 1) spec.columns.push_back("NULL");
       spec.distinct = true;

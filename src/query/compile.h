@@ -14,6 +14,7 @@
 #include "mentat/edn.h"
 #include "mentat/schema.h"
 #include "query/ast.h"
+#include "query/dialect.h"
 #include "query/expr.h"
 #include "query/query.h"
 #include "schema/codec.h"
@@ -56,8 +57,9 @@ inline int64_t TypeCode(ValueType t) { return -1 - static_cast<int64_t>(t); }
 
 Expr Col(int item, const std::string& col);
 Expr ExistsOf(int block);
-// "a = b", written so that SQLite can use an index on either side (see analyze.cc).
-Expr EqCond(const Expr& a, const Expr& b);
+// "a = b", written so that an index on either side can serve it (Dialect::EqValue when
+// one side is the untyped value column and the other a typed column).
+Expr EqCond(const Dialect& d, const Expr& a, const Expr& b);
 Expr GeneratorOf(int block);
 // A SQL literal for an integer.
 std::string IntLit(int64_t i);
@@ -115,7 +117,7 @@ struct Item {
   std::optional<Variant> collapsed;
   std::vector<Expr> conds;
   PlanInfo plan;
-  std::string index_hint;  // set by the planner ("INDEXED BY datoms_tx")
+  std::string index_hint;  // set by the planner: the index to read ("datoms_tx")
   // A pattern's attribute-index term (`ix IS NOT 0|1`, doc/format.md "Attribute indexes"):
   // lets SQLite use datoms_avet or datoms_aevt; left out under an index hint, where it would
   // only cost a table lookup per row.
@@ -179,6 +181,7 @@ Result<Expr> StoredTupleSql(const VarBind& parts, const edn::Value& form, const 
 
 // One SQL statement's worth of compiled query.
 struct Unit {
+  const Dialect* dialect = &SqliteDialect();  // the SQL it is written in (AnalyzeEnv::dialect)
   std::vector<Item> items;
   std::vector<Block> blocks;  // block 0 is the top
   std::vector<Param> params;  // ?1 is params[0]

@@ -97,7 +97,7 @@ struct Rewriter {
     p.conds.push_back("mentat_in_eset((SELECT mentat_eset(" + alias + ".e) FROM datoms AS " +
                       alias + where + "), " + Col(p.id, "e") + ")");
     const Attribute* attr = schema.attribute(p.plan.attr);
-    p.index_term = Col(p.id, "ix") + " " + storage::IndexTest(attr->value_indexed());
+    p.index_term = Col(p.id, "ix") + " " + unit->dialect->IndexTest(attr->value_indexed());
     d.variants[0].table.clear();
     d.variants[0].conds.clear();
     d.variants[0].cols["e"] = Col(p.id, "e");

@@ -150,8 +150,8 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
     MENTAT_ASSIGN_OR_RETURN(VarBind e, ArgBind(*s, c.args[1], VT::kRef, c.form));
     // Reverse: no entity refers to ?e through the attribute (its (a, v) index).
     AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE " +
-                    (reverse ? "a = " + IntLit(a->id) + " AND v = " + e.sql + " AND " +
-                                   storage::IndexTerm(a->value_indexed())
+                    (reverse ? "a = " + IntLit(a->id) + " AND v = " + e.sql + " AND " + "ix " +
+                                   unit_->dialect->IndexTest(a->value_indexed())
                              : "e = " + e.sql + " AND a = " + IntLit(a->id)) +
                     ")");
     return Status::OK();

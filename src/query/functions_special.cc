@@ -22,7 +22,7 @@ Status Analyzer::RelItem(int rel, const std::vector<std::string>& vars, const ed
   const RelSpec& spec = env_->out->rels[rel];
   {
     Item& item = unit_->items[id];
-    item.variants.push_back(Variant{"mentat_rel(" + ref + ")", {}, {}, -1});
+    item.variants.push_back(Variant{unit_->dialect->RelationTable(ref), {}, {}, -1});
     item.rel = rel;
     item.plan.fixed_rows = std::max(1.0, spec.size_hint);
     for (const auto& v : vars)
@@ -250,7 +250,7 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
     Item& item = unit_->items[p];
     item.conds.push_back(Col(p, "e") + " = " + Col(d, "e"));
     item.conds.push_back(Col(p, "a") + " = " + IntLit(attr->id));
-    item.conds.push_back(EqCond(Col(p, "v"), Col(d, "text")));
+    item.conds.push_back(EqCond(*unit_->dialect, Col(p, "v"), Col(d, "text")));
     item.plan.fixed_rows = 1;
     item.plan.after.push_back(d);
   }

@@ -331,7 +331,7 @@ struct Planner {
     std::set<std::string> entry = block.bound_on_entry;
     if (Bound(entry, p.e, p.e_var) || Bound(entry, p.v, p.v_var)) return;
     double window = SinceFraction(p.src) * std::max(1.0, stats.total_datoms);
-    if (window < AttrDatoms(p.attr) / 2) first.index_hint = "INDEXED BY datoms_tx";
+    if (window < AttrDatoms(p.attr) / 2) first.index_hint = "datoms_tx";
   }
 };
 

@@ -145,6 +145,7 @@ struct FastKey {
   uint64_t schema_gen = 0;
   uint64_t cache_gen = 0;
   const Schema* schema = nullptr;
+  const Dialect* dialect = nullptr;
   bool planner = false, as_of = false, history = false;
   std::optional<Entid> since;
   std::array<int8_t, 8> sizes{};  // per input: log2 size class of a collection, else -1
@@ -159,6 +160,7 @@ bool MakeFastKey(const ExecContext& ctx, const BoundInputs& in, FastKey* k) {
   k->schema_gen = ctx.schema_gen;
   k->cache_gen = ctx.cache_gen;
   k->schema = ctx.schema;
+  k->dialect = ctx.dialect;
   k->planner = ctx.use_planner;
   k->as_of = ctx.view.as_of.has_value();
   k->since = ctx.view.since;
@@ -234,6 +236,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   std::string key = std::to_string(ctx.schema_gen) + "|" +
                     std::to_string(reinterpret_cast<uintptr_t>(ctx.schema)) +
                     (ctx.use_planner ? "|p" : "|n") + "|c" + std::to_string(ctx.cache_gen);
+  if (ctx.dialect) key += std::string("|d") + ctx.dialect->name();
   for (const auto& name : ctx.disabled_passes) key += "|-" + name;
   for (const auto& [name, v] : views) key += "|" + name + ":" + ShapeKey(v);
   if (s.inputs.rules) key += "|r" + edn::Print(*s.inputs.rules);
@@ -254,6 +257,7 @@ Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext&
   }
   RuleSet rules;
   AnalyzeEnv env;
+  if (ctx.dialect) env.dialect = ctx.dialect;
   env.schema = ctx.schema;
   env.cached_attrs = ctx.cached_attrs.get();
   for (const auto& [name, v] : views)

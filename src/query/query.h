@@ -35,6 +35,8 @@ struct DbView {
   bool history = false;
 };
 
+class Dialect;  // query/dialect.h
+
 struct ExecContext {
   // Leased to this thread and already inside a read transaction (BEGIN), so every
   // statement of one query sees one snapshot.
@@ -52,6 +54,8 @@ struct ExecContext {
   std::function<bool()> stop;
   bool use_planner = true;  // false: keep the written clause order
   bool analyze = false;     // QueryOptions::analyze: explain runs the query too
+  // The SQL dialect of `conn`'s engine (query/dialect.h); null: SQLite's.
+  const Dialect* dialect = nullptr;
   // From QueryOptions::disabled_passes: optimizer passes left out (passes.h), by name.
   std::vector<std::string> disabled_passes;
   // Attribute caches (Store::cache): attributes whose current values this connection can

@@ -144,11 +144,14 @@ struct Emitter {
       }
       const Variant& v = VariantOf(id, k);
       if (!v.table.empty()) {
-        if (!from.empty()) from += pin ? " CROSS JOIN " : ", ";
+        if (!from.empty()) from += pin ? unit.dialect->PinnedJoin() : ", ";
         from += Resolve(v.table, *assign) + " AS t" + std::to_string(id);
       }
       bool hinted = !v.table.empty() && !item.index_hint.empty() && !item.use_collapsed;
-      if (hinted) from += " " + item.index_hint;
+      if (hinted) {
+        std::string hint = unit.dialect->IndexHint(item.index_hint);
+        if (!hint.empty()) from += " " + hint;
+      }
       if (!item.index_term.empty() && !hinted) add_where(item.index_term);
       for (const auto& x : item.conds) add_where(x);
       for (const auto& x : v.conds) add_where(x);

@@ -1,0 +1,42 @@
+// The SQL dialect a compiled query is written in (private to src/query). What the
+// compiler writes that is not portable SQL goes through a Dialect: the engine's index
+// selection terms, its order-pinning join, index hints, the affinity-free comparison of
+// the untyped value column, and the table form of in-memory relations. The rest of the
+// compiler (items, blocks, expressions, passes: compile.h, passes.h) is the same for every
+// engine; another engine (PostgreSQL, the scale-out issue) is another Dialect.
+#pragma once
+
+#include <string>
+
+#include "query/expr.h"
+
+namespace mentat::query {
+
+class Dialect {
+ public:
+  virtual ~Dialect() = default;
+  virtual const char* name() const = 0;
+  // What follows a pattern's `ix` column to select the datoms of one attribute index
+  // (doc/format.md "Attribute indexes"): "IS NOT 0" (by value) or "IS NOT 1" (by entity).
+  virtual std::string IndexTest(bool value_indexed) const = 0;
+  // `v = x` for the untyped value column `v` and an expression `x` of a typed column,
+  // written so that an index on either side can drive the lookup and the comparison stays
+  // exact.
+  virtual Expr EqValue(const Expr& v, const Expr& x) const = 0;
+  // `x` as an expression without column affinity (so comparing it with `v` may use v's
+  // index).
+  virtual Expr NoAffinity(const Expr& x) const = 0;
+  // The join operator that keeps its operands in the written order (the planner's order).
+  virtual const char* PinnedJoin() const = 0;
+  // An index hint after a table reference's alias; "" for an engine without hints.
+  virtual std::string IndexHint(const std::string& index) const = 0;
+  // An in-memory relation (Plan::rels) read as a table, its pointer in parameter `param`.
+  virtual std::string RelationTable(const std::string& param) const = 0;
+};
+
+// SQLite's: partial indexes selected by `ix IS NOT n`, CROSS JOIN (which SQLite's planner
+// keeps in order), INDEXED BY, `+x` for no affinity, the mentat_rel table-valued function
+// (relation.cc).
+const Dialect& SqliteDialect();
+
+}  // namespace mentat::query
