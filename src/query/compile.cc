@@ -698,8 +698,21 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                  : out->rule_rels[out->rels[item.rel].rule_rel].stratum == stratum
                                      ? 10
                                      : 1000;
-      PassTarget target{&cu.unit, &env, &out->rels, true, nullptr};
-      (void)RunPasses(target, env.use_planner, env.disabled_passes);
+      // The clause's rewrites are shown with the query's, under the rule's name, and the
+      // attributes it reads from caches are prepared with the query's.
+      std::vector<Entid> cached;
+      PassTarget target{&cu.unit, &env, &out->rels, true, &cached};
+      const std::string& rule = out->rule_rels[cu.head_rel].rule;
+      for (PassReport& r : RunPasses(target, env.use_planner, env.disabled_passes))
+        for (PassReport& top : out->pass_reports)
+          if (top.name == r.name && r.name != "join_order")
+            for (const std::string& line : r.changes)
+              top.changes.push_back("rule " + rule + ": " + line);
+      for (Entid a : cached)
+        if (std::find(out->cached_attrs.begin(), out->cached_attrs.end(), a) ==
+            out->cached_attrs.end())
+          out->cached_attrs.push_back(a);
+      std::sort(out->cached_attrs.begin(), out->cached_attrs.end());
     }
     // SQLite joins at most 500 SELECTs in one compound (SQLITE_MAX_COMPOUND_SELECT's
     // default): a stratum whose clauses have more arms than kMaxCteSelects runs the loop.

@@ -138,12 +138,12 @@ const std::vector<Pass>& OptimizerPasses() {
        "a stratum of linear recursive rules as one SQLite WITH RECURSIVE statement (off: the "
        "engine's semi-naive loop)",
        true, false, RunsInCompile},
-      {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, false,
+      {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, true,
        AsOfProbes},
-      {"attribute_cache", "values of found entities read from attribute caches", false, false,
+      {"attribute_cache", "values of found entities read from attribute caches", false, true,
        AttributeCache},
-      {"entity_sets", "a pattern of entities read once as a set filtering the next one", true,
-       false, EntitySets},
+      {"entity_sets", "a pattern of entities read once as a set filtering the next one", true, true,
+       EntitySets},
   };
   return passes;
 }
