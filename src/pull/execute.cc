@@ -10,6 +10,7 @@
 // `nodes_`, so one backward pass builds every map without recursion (deep recursive pulls
 // cannot overflow the stack).
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "pull/pull.h"
@@ -19,6 +20,10 @@
 namespace mentat::pull {
 
 namespace {
+
+// A level of at most this many entities across several patterns reads their forward
+// datoms with one statement (Executor::RunLevel).
+constexpr size_t kSharedLevelEntities = 4096;
 
 const edn::Value& DbIdKey() {
   static const edn::Value* k = new edn::Value(edn::Value::Keyword("db/id"));
@@ -257,11 +262,38 @@ class Executor {
       if (g.empty()) order.push_back(p);
       g.push_back(n);
     }
-    for (const Pattern* p : order) MENTAT_RETURN_IF_ERROR(RunGroup(*p, groups[p], next));
+    // Several patterns at one level (the refs of a nested pull: an assignee's name, a
+    // parent's title, labels' names) read their forward datoms with one statement over
+    // all their entities and attributes, when the level is small enough to hold.
+    std::optional<std::vector<Row>> shared;
+    if (order.size() > 1) {
+      std::vector<Entid> all, attrs;
+      bool wildcard = false;
+      for (const Pattern* p : order) {
+        if (!p->wildcard && p->forward_attrs.empty()) continue;
+        wildcard = wildcard || p->wildcard;
+        attrs.insert(attrs.end(), p->forward_attrs.begin(), p->forward_attrs.end());
+        for (size_t n : groups[p]) all.push_back(nodes_[n].e);
+      }
+      std::sort(all.begin(), all.end());
+      all.erase(std::unique(all.begin(), all.end()), all.end());
+      std::sort(attrs.begin(), attrs.end());
+      attrs.erase(std::unique(attrs.begin(), attrs.end()), attrs.end());
+      if (!all.empty() && all.size() <= kSharedLevelEntities) {
+        shared.emplace();
+        MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, false, all,
+                                         wildcard ? std::vector<Entid>{} : attrs, &*shared));
+      }
+    }
+    for (const Pattern* p : order)
+      MENTAT_RETURN_IF_ERROR(RunGroup(*p, groups[p], next, shared ? &*shared : nullptr));
     return Status::OK();
   }
 
-  Status RunGroup(const Pattern& p, const std::vector<size_t>& members, std::vector<size_t>* next) {
+  // Reads the group's forward rows from `shared` (the level's rows, in (e, a, v) order)
+  // when given, else with a statement of its own.
+  Status RunGroup(const Pattern& p, const std::vector<size_t>& members, std::vector<size_t>* next,
+                  const std::vector<Row>* shared) {
     // Members in entity order; forward rows stream in that order, one entity at a time, so
     // a large batch never holds all of its rows at once.
     std::vector<std::pair<Entid, size_t>> order;
@@ -279,16 +311,28 @@ class Executor {
     auto rev_ranges = Ranges(eids, rev);
     Cursor fwd;
     bool read_forward = p.wildcard || !p.forward_attrs.empty();
-    if (read_forward) {
+    std::vector<std::pair<size_t, size_t>> shared_ranges;
+    if (read_forward && shared) {
+      shared_ranges = Ranges(eids, *shared);
+    } else if (read_forward) {
       MENTAT_RETURN_IF_ERROR(fwd.Open(c_, schema_, view_, false, eids,
                                       p.wildcard ? std::vector<Entid>{} : p.forward_attrs));
     }
+    auto wanted = [&](Entid a) {
+      return p.wildcard ||
+             std::find(p.forward_attrs.begin(), p.forward_attrs.end(), a) != p.forward_attrs.end();
+    };
     std::vector<Row> cur;
     size_t m = 0;
     for (size_t i = 0; i < eids.size(); ++i) {
       if (check_ && i % 1024 == 1023) MENTAT_RETURN_IF_ERROR(check_());
       cur.clear();
-      if (read_forward) MENTAT_RETURN_IF_ERROR(fwd.Take(eids[i], &cur));
+      if (read_forward && shared) {
+        for (size_t r = shared_ranges[i].first; r < shared_ranges[i].second; ++r)
+          if (wanted((*shared)[r].a)) cur.push_back((*shared)[r]);
+      } else if (read_forward) {
+        MENTAT_RETURN_IF_ERROR(fwd.Take(eids[i], &cur));
+      }
       for (; m < order.size() && order[m].first == eids[i]; ++m) {
         bool last = m + 1 == order.size() || order[m + 1].first != eids[i];
         Fill(order[m].second, p, &cur, last, rev, rev_ranges[i], next);
