@@ -356,6 +356,9 @@ void UseAsOfProbes(Unit* unit, const Schema& schema);
 // Turns a block's first pattern into an entity-set filter on the second where scanning the
 // second's value index costs less than probing it once per entity of the first.
 void UseEntitySets(Unit* unit, const Schema& schema, const Stats& stats);
+// The first item before position k of `block`'s order that reads the entity of the
+// pattern at k from a table of its own; -1 when there is none (attribute_cache.cc).
+int EntityReader(const Unit& unit, const Block& block, size_t k);
 // Reads attr_stats and meta, and probes the size of since windows.
 Result<Stats> ReadStats(storage::Connection* conn, const std::map<std::string, DbView>& views);
 

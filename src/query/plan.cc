@@ -1,7 +1,7 @@
-// Pass 3: join order. Greedy: at each step place the item expected to produce the fewest
-// rows given the variables bound so far, estimated from per-attribute statistics
-// (attr_stats: datom count and distinct values) and the schema (unique, cardinality).
-// The order is pinned in the SQL with CROSS JOIN (sql.cc).
+// The cost model and the join_order pass: row estimates from per-attribute statistics
+// (attr_stats, attr_values) and the schema (unique, cardinality); blocks of 3 to 10 items
+// ordered by dynamic programming over subsets of placed items, larger ones greedily. The
+// order is pinned in the SQL with the dialect's pinned join (sql.cc). README.md "plan".
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -335,20 +335,6 @@ struct Planner {
   }
 };
 
-// The first item before position k of `block`'s order that reads the entity of the
-// pattern at k from a table of its own (not itself read from a cache, a probe or a set);
-// -1 when there is none.
-int EntityReader(const Unit& unit, const Block& block, size_t k) {
-  const std::string& var = unit.items[block.order[k]].plan.e_var;
-  for (size_t j = 0; j < k; ++j) {
-    const Item& prev = unit.items[block.order[j]];
-    if (prev.kind == Item::Kind::kPattern && prev.probe_from < 0 && prev.cached_from < 0 &&
-        prev.set_for < 0 && prev.plan.e == PlanInfo::Pos::kVar && prev.plan.e_var == var)
-      return block.order[j];
-  }
-  return -1;
-}
-
 }  // namespace
 
 void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
@@ -366,90 +352,6 @@ void PlanUnit(Unit* unit, const Schema& schema, const Stats& stats,
   for (size_t b = 0; b < unit->blocks.size(); ++b) {
     p.LimitArms(static_cast<int>(b));
     if (use_planner) p.SinceHint(static_cast<int>(b));
-  }
-}
-
-std::vector<Entid> UseAttributeCache(Unit* unit) {
-  std::vector<Entid> used;
-  for (Block& block : unit->blocks) {
-    for (size_t k = 0; k < block.order.size(); ++k) {
-      Item& item = unit->items[block.order[k]];
-      if (item.cache_attr < 0 || item.variants.size() != 1 || item.use_collapsed ||
-          item.variants[0].table != "datoms" || !item.index_hint.empty())
-        continue;
-      // An earlier pattern of the block that reads the same entity from a table: its e
-      // column is the entity this one reads by (the join conditions on e then compare
-      // that column with itself).
-      int from = EntityReader(*unit, block, k);
-      if (from < 0) continue;
-      const Expr e = Col(from, "e");
-      const Expr v = "mentat_cached(" + IntLit(item.cache_attr) + ", " + e + ")";
-      Variant& var = item.variants[0];
-      var.table.clear();
-      var.cols["e"] = e;
-      var.cols["a"] = IntLit(item.cache_attr);
-      var.cols["v"] = v;
-      var.cols["ix"] = "NULL";
-      var.conds.push_back(v + " IS NOT NULL");
-      item.index_term.clear();
-      item.cached_from = from;
-      if (std::find(used.begin(), used.end(), item.cache_attr) == used.end())
-        used.push_back(item.cache_attr);
-    }
-  }
-  std::sort(used.begin(), used.end());
-  return used;
-}
-
-void UseAsOfProbes(Unit* unit, const Schema& schema) {
-  for (Block& block : unit->blocks) {
-    for (size_t k = 1; k < block.order.size(); ++k) {
-      Item& item = unit->items[block.order[k]];
-      const PlanInfo& p = item.plan;
-      if (item.kind != Item::Kind::kPattern || item.as_of_param.empty() ||
-          item.variants.size() != 2 || item.use_collapsed || !item.index_hint.empty() ||
-          item.variants[0].table != "datoms" || item.variants[1].table != "history" || p.attr < 0 ||
-          p.e != PlanInfo::Pos::kVar)
-        continue;
-      const Attribute* attr = schema.attribute(p.attr);
-      if (!attr || attr->many) continue;
-      // Its variables are its entity and value only (no tx or added place).
-      bool only_e_v = true;
-      for (const auto& b : p.binds)
-        only_e_v = only_e_v && (b == p.e_var || (p.v == PlanInfo::Pos::kVar && b == p.v_var));
-      if (!only_e_v) continue;
-      int from = EntityReader(*unit, block, k);
-      if (from < 0) continue;
-      // At most one value of a cardinality-one attribute holds at t: the current datom
-      // asserted by t, or a history datom asserted by t and retracted after it.
-      const std::string s = "s" + std::to_string(item.id), a = IntLit(p.attr), t = item.as_of_param;
-      const Expr e = Col(from, "e");
-      const Expr where = " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a;
-      Expr v = "(";
-      views::BoundSql bounds;
-      bounds.as_of = t;
-      bool first = true;
-      for (const views::Branch& b : views::Branches(views::Shape{true, false, false})) {
-        v += (first ? "SELECT " : " UNION ALL SELECT ") + s + ".v FROM " + b.table + " AS " + s +
-             where + " AND " + views::CondsSql(b, s + ".", bounds);
-        first = false;
-      }
-      v += ")";
-      // A constant value is compared with the probe by the pattern's own condition on v
-      // (which no NULL passes); a variable needs the row dropped when nothing holds at t.
-      Variant probe{"",
-                    p.v == PlanInfo::Pos::kConst ? std::vector<Expr>{}
-                                                 : std::vector<Expr>{v + " IS NOT NULL"},
-                    {{"e", e}, {"a", a}, {"v", v}},
-                    -1};
-      probe.cols["ix"] = "NULL";
-      probe.cols["added"] = "1";
-      probe.cols["tx"] = "NULL";
-      item.variants = {probe};
-      item.collapsed.reset();
-      item.index_term.clear();
-      item.probe_from = from;
-    }
   }
 }
 
