@@ -628,7 +628,22 @@ Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema&
       if (!target) return std::optional<Entid>();
       v = schema::DbVal::Int(*target);
     } else {
-      MENTAT_ASSIGN_OR_RETURN(v, schema::EncodeForAttribute(eid.items()[1], *attr));
+      edn::Value value = eid.items()[1];
+      if (attr->type == ValueType::kTuple && value.is_vector()) {
+        // A lookup ref inside a tuple (a composite of a ref attribute: [[:name "Ivan"]
+        // "Petr"]) stands for its entity, as the transactor stores it.
+        edn::Vec items = value.items();
+        bool changed = false;
+        for (edn::Value& x : items) {
+          if (!x.is_vector() || x.size() != 2 || !x.items()[0].is_keyword()) continue;
+          MENTAT_ASSIGN_OR_RETURN(auto target, ResolveEntity(c, schema, view, x));
+          if (!target) return std::optional<Entid>();
+          x = edn::Value::Int(*target);
+          changed = true;
+        }
+        if (changed) value = edn::Value::Vector(std::move(items));
+      }
+      MENTAT_ASSIGN_OR_RETURN(v, schema::EncodeForAttribute(value, *attr, &schema));
     }
     std::string sql =
         "SELECT e FROM (" +

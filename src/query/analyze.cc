@@ -277,7 +277,7 @@ Result<Expr> Analyzer::ConstExpr(const edn::Value& v, VT t, const std::string& s
       if (a->unique == Unique::kNone)
         return ClauseError(Code::kSchema, form,
                            "lookup ref attribute :" + a->ident + " is not unique");
-      auto enc = schema::EncodeForAttribute(v.items()[1], *a);
+      auto enc = schema::EncodeForAttribute(v.items()[1], *a, env_->schema);
       if (!enc.ok()) return ClauseError(Code::kSchema, form, enc.status().message());
       Param p;
       p.kind = Param::Kind::kLookupRef;
@@ -532,10 +532,10 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   VT vt = attr ? FromValueType(attr->type) : VT::kDynamic;
   if (v.is_const() && attr && attr->type == ValueType::kTuple) {
     // A tuple by the attribute's element types, as the transactor stored it.
-    auto enc = schema::EncodeForAttribute(v.value, *attr);
+    auto enc = schema::EncodeForAttribute(v.value, *attr, env_->schema);
     if (!enc.ok())
-      return ClauseError(Code::kSchema, c.form,
-                         "value for :" + attr->ident + ": " + enc.status().message());
+      return ClauseError(enc.status().code() == Code::kNotFound ? Code::kNotFound : Code::kSchema,
+                         c.form, "value for :" + attr->ident + ": " + enc.status().message());
     cond(Col(id, "v") + " = " +
          unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}}));
     unit_->items[id].plan.v_value = *enc;
@@ -578,7 +578,7 @@ std::optional<schema::DbVal> Analyzer::StoredConstant(const edn::Value& v,
     }
     return std::nullopt;  // a lookup ref: resolved when the query runs
   }
-  auto enc = schema::EncodeForAttribute(v, attr);
+  auto enc = schema::EncodeForAttribute(v, attr, env_->schema);
   if (!enc.ok()) return std::nullopt;
   return *enc;
 }
@@ -654,6 +654,8 @@ Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
     for (size_t i = 0; i < ors.size(); ++i) {
       std::vector<std::string> vars = OrJoinVars(*ors[i]);
       if (AllBound(*s, vars)) continue;
+      // Required variables ([[?a]] of an or-join or a rule head) come from other clauses.
+      if (!AllBound(*s, RequiredVars(*ors[i]))) continue;
       const Clause* c = ors[i];
       ors.erase(ors.begin() + static_cast<long>(i));
       if (c->kind == Clause::Kind::kRule) {
@@ -665,6 +667,13 @@ Status Analyzer::Conjunction(const Clauses& clauses, Scope* s) {
       break;
     }
     if (!progress) break;
+  }
+  for (const Clause* c : ors) {
+    for (const std::string& v : RequiredVars(*c))
+      if (!Lookup(*s, v))
+        return ClauseError(Code::kInvalidArgument, c->form,
+                           "insufficient binding: " + v + " is required ([" + v +
+                               "]) but no other clause binds it");
   }
   for (const Clause* c : ors) {
     if (c->kind == Clause::Kind::kRule) {

@@ -243,6 +243,8 @@ class Analyzer {
   int ViewItem(const std::string& src, const ViewShape& shape, const edn::Value& form, Scope* s);
   // An item reading relation `rel` (mentat_rel), binding `vars` to its columns.
   Status RelItem(int rel, const std::vector<std::string>& vars, const edn::Value& form, Scope* s);
+  // ground of a scalar input bound as a tuple, a collection or a relation.
+  Status GroundInput(const Clause& c, Scope* s, int slot);
   int NewBlock(bool correlated);
   void AddWhere(Scope* s, Expr e) { unit_->blocks[s->block].where.push_back(std::move(e)); }
 
@@ -322,6 +324,8 @@ class Analyzer {
  private:
   Status OrBranch(const Clause& branch, const std::vector<std::string>& join_vars, Scope* sub);
   std::vector<std::string> OrJoinVars(const Clause& c) const;
+  // The variables an or-join or a rule call requires bound by other clauses ([[?a] ...]).
+  std::vector<std::string> RequiredVars(const Clause& c) const;
 
   VarBind ViewColumn(int item, const std::string& col, VT t);
 

@@ -51,6 +51,8 @@ struct Clause {
   BindingForm binding;  // kFn
   // kNotJoin, kOrJoin: the join variables (or-join's required [?a] ones included).
   std::vector<std::string> join_vars;
+  // kOrJoin: the required ones ([[?a] ?b]: ?a), which other clauses must bind.
+  std::vector<std::string> required_vars;
   // kNot, kNotJoin, kAnd: the clauses. kOr, kOrJoin: the branches (each a clause; `and`
   // branches have kind kAnd).
   Clauses body;

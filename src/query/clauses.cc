@@ -34,6 +34,19 @@ std::vector<std::string> Analyzer::OrJoinVars(const Clause& c) const {
   return vars;
 }
 
+std::vector<std::string> Analyzer::RequiredVars(const Clause& c) const {
+  if (c.kind == Clause::Kind::kOrJoin) return c.required_vars;
+  std::vector<std::string> out;
+  if (c.kind != Clause::Kind::kRule) return out;
+  const std::vector<RuleDef>* defs = env_->FindRule(c.fn);
+  if (!defs || defs->empty()) return out;
+  size_t required = 0;
+  for (const RuleDef& d : *defs) required = std::max(required, d.required);
+  for (size_t k = 0; k < required && k < c.args.size(); ++k)
+    if (c.args[k].is_var()) out.push_back(c.args[k].name);
+  return out;
+}
+
 int Analyzer::ArmCount(int block) const {
   int n = 1;
   for (int id : unit_->blocks[block].items) {

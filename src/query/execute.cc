@@ -94,7 +94,7 @@ Result<std::optional<Entid>> Execution::ResolveLookupRef(const edn::Value& ref,
                           " in lookup ref");
   if (a->unique == Unique::kNone)
     return Status::Schema("lookup ref attribute :" + a->ident + " is not unique");
-  auto enc = schema::EncodeForAttribute(ref.items()[1], *a);
+  auto enc = schema::EncodeForAttribute(ref.items()[1], *a, ctx_.schema);
   if (!enc.ok())
     return Status::Schema("lookup ref " + edn::Print(ref) + ": " + enc.status().message());
   const DbView& view = View(src);
@@ -164,8 +164,18 @@ Status Execution::Prepare() {
       rows = spec.const_rows;
     } else {
       const edn::Value* in = inputs_[spec.input];
-      for (const edn::Value& item : in->items())
+      // :in collections and relations are checked when inputs are matched; a scalar input
+      // that ground binds as one is checked here.
+      if (!in->is_seq())
+        return Status::InvalidArgument("input " + c_.slots[spec.slots[0]].var +
+                                       ": expected a collection, got " + edn::Print(*in));
+      for (const edn::Value& item : in->items()) {
+        if (!spec.coll && (!item.is_seq() || item.size() != static_cast<size_t>(spec.arity)))
+          return Status::InvalidArgument("input " + c_.slots[spec.slots[0]].var + ": expected " +
+                                         std::to_string(spec.arity) + "-element rows, got " +
+                                         edn::Print(item));
         rows.push_back(spec.coll ? edn::Value::Vector({item}) : item);
+      }
     }
     std::vector<std::optional<VT>> kinds(spec.arity);
     std::vector<DbVal> cells(spec.arity);

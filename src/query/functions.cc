@@ -219,6 +219,14 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
 Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope& s) {
   const std::string fn = BaseName(c.fn);
   const size_t n = c.args.size();
+  // A source argument: an unknown one is named as such; a known one is not for this function.
+  for (const Term& t : c.args) {
+    if (t.kind != Term::Kind::kSrc) continue;
+    if (!env_->sources.count(t.name))
+      return ClauseError(Code::kInvalidArgument, c.form,
+                         "unknown source " + t.name + " (declare it in :in)");
+    return ClauseError(Code::kInvalidArgument, c.form, c.fn + " takes no source");
+  }
   auto arity = [&](size_t lo, size_t hi) -> Status {
     if (n < lo || n > hi) {
       std::string want = lo == hi

@@ -87,6 +87,9 @@ Status Analyzer::Ground(const Clause& c, Scope* s) {
     value = arg.value;
   } else if (arg.is_var()) {
     const VarBind* vb = Lookup(*s, arg.name);
+    if (vb && !vb->constant && vb->slot >= 0 && c.binding.kind != BindingForm::Kind::kScalar &&
+        c.binding.kind != BindingForm::Kind::kBlank)
+      return GroundInput(c, s, vb->slot);
     if (!vb || !vb->constant) {
       MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(*s, arg, VT::kAny, c.form));
       return BindResult(c, s, c.binding, {x}, false);
@@ -133,6 +136,55 @@ Status Analyzer::Ground(const Clause& c, Scope* s) {
     vals.push_back(std::move(x));
   }
   return BindResult(c, s, b, std::move(vals), false);
+}
+
+Status Analyzer::GroundInput(const Clause& c, Scope* s, int slot) {
+  const BindingForm& b = c.binding;
+  std::vector<Slot>& slots = env_->out->slots;
+  const Slot base = slots[static_cast<size_t>(slot)];
+  if (b.kind == BindingForm::Kind::kTuple) {
+    // [(ground ?in) [?a _ ?c]]: each variable a component of the input, as :in [?a _ ?c].
+    std::vector<VarBind> vals;
+    for (size_t k = 0; k < b.vars.size(); ++k) {
+      Slot part = base;
+      part.path.push_back(static_cast<int>(k));
+      part.var = b.vars[k];
+      int sid = static_cast<int>(slots.size());
+      slots.push_back(part);
+      VarBind x;
+      Param p;
+      p.kind = Param::Kind::kInput;
+      p.slot = sid;
+      x.sql = unit_->ParamRef(std::move(p));
+      x.type = VT::kAny;
+      x.slot = sid;
+      vals.push_back(std::move(x));
+    }
+    return BindResult(c, s, b, std::move(vals), false);
+  }
+  // [(ground ?in) [?x ...]] or [[?x _ ?z]]: the input is the collection or relation, as
+  // :in [?x ...] would take it.
+  if (!base.path.empty() || base.rel >= 0)
+    return ClauseError(Code::kUnsupported, c.form,
+                       "ground binds a collection of a whole scalar input only");
+  RelSpec spec;
+  spec.kind = RelSpec::Kind::kInput;
+  spec.input = base.input;
+  spec.coll = b.kind == BindingForm::Kind::kColl;
+  spec.arity = static_cast<int>(b.vars.size());
+  int rel = static_cast<int>(env_->out->rels.size());
+  for (size_t k = 0; k < b.vars.size(); ++k) {
+    Slot col;
+    col.input = base.input;
+    col.rel = rel;
+    col.column = static_cast<int>(k);
+    col.var = b.vars[k];
+    col.form = c.form;
+    spec.slots.push_back(static_cast<int>(slots.size()));
+    slots.push_back(col);
+  }
+  env_->out->rels.push_back(spec);
+  return RelItem(rel, b.vars, c.form, s);
 }
 
 Status Analyzer::TxIds(const Clause& c, Scope* s) {

@@ -162,7 +162,8 @@ Status CheckSize(const Clauses& clauses, const std::string& what, size_t* total)
 }
 
 Result<std::vector<std::string>> ParseVarList(const Value& form, const Value& v,
-                                              bool allow_required) {
+                                              bool allow_required,
+                                              std::vector<std::string>* required = nullptr) {
   std::vector<std::string> out;
   if (!v.is_vector()) return Err(form, "expected a vector of variables");
   for (const Value& x : v.items()) {
@@ -170,6 +171,7 @@ Result<std::vector<std::string>> ParseVarList(const Value& form, const Value& v,
       for (const Value& y : x.items()) {
         if (!IsVarSym(y)) return Err(form, "expected variables in [...]");
         out.push_back(y.str());
+        if (required) required->push_back(y.str());
       }
       continue;
     }
@@ -207,8 +209,9 @@ Result<Clause> ParseListClause(const Value& v) {
   if (head == "not-join" || head == "or-join") {
     c.kind = head == "not-join" ? Clause::Kind::kNotJoin : Clause::Kind::kOrJoin;
     if (items.size() <= i + 2) return Err(v, "(" + head + " [vars] clause...) needs clauses");
-    MENTAT_ASSIGN_OR_RETURN(c.join_vars,
-                            ParseVarList(v, items[i + 1], c.kind == Clause::Kind::kOrJoin));
+    MENTAT_ASSIGN_OR_RETURN(
+        c.join_vars,
+        ParseVarList(v, items[i + 1], c.kind == Clause::Kind::kOrJoin, &c.required_vars));
     MENTAT_ASSIGN_OR_RETURN(c.body, ParseClauses(items, i + 2));
   } else if (head == "or") {
     c.kind = Clause::Kind::kOr;
@@ -274,7 +277,14 @@ Result<Clause> ParseClause(const Value& v) {
   // [?e] alone (DataScript, Datomic) matches the entities that have any datom.
   if (n < 1 || n > 5)
     return Err(v, "a pattern has 1 to 5 places [e a v tx added], got " + std::to_string(n));
-  for (; i < items.size(); ++i) {
+  for (size_t start = i; i < items.size(); ++i) {
+    // In the value place a plain symbol is a constant (a :db.type/symbol value), as any
+    // data literal that is not a variable is (Datomic's grammar, DataScript).
+    if (i - start == 2 && items[i].is_symbol() && !IsVarSym(items[i]) && !IsBlankSym(items[i]) &&
+        !IsSrcSym(items[i])) {
+      c.places.push_back(Term::Const(items[i]));
+      continue;
+    }
     MENTAT_ASSIGN_OR_RETURN(Term t, ParseTerm(items[i], false));
     c.places.push_back(std::move(t));
   }

@@ -99,7 +99,9 @@ std::optional<std::string> DecimalKey(const edn::Value& v) {
 Result<DbVal> Encode(const edn::Value& v, ValueType type) {
   auto mismatch = [&]() {
     return Status::Schema(std::string("expected ") + TypeNoun(type) + ", got " +
-                          edn::KindName(v.kind()) + " " + edn::Print(v));
+                          (v.is_nil()
+                               ? std::string("nil")
+                               : edn::KindName(v.kind()) + std::string(" ") + edn::Print(v)));
   };
   switch (type) {
     case ValueType::kRef:
@@ -177,9 +179,33 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type) {
   return mismatch();
 }
 
-Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr) {
+Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr, const Schema* schema) {
   if (attr.type != ValueType::kTuple) return Encode(v, attr.type);
   TupleShape shape = ShapeOf(attr);
+  if (schema && v.is_vector()) {
+    std::optional<edn::Vec> idents;
+    for (size_t i = 0; i < v.items().size(); ++i) {
+      const edn::Value& x = v.items()[i];
+      if (!x.is_keyword()) continue;
+      bool ref = attr.tuple_type ? *attr.tuple_type == ValueType::kRef
+                 : !attr.tuple_types.empty()
+                     ? i < attr.tuple_types.size() && attr.tuple_types[i] == ValueType::kRef
+                     : i < attr.tuple_attrs.size() && schema->attribute(attr.tuple_attrs[i]) &&
+                           schema->attribute(attr.tuple_attrs[i])->type == ValueType::kRef;
+      if (!ref) continue;
+      std::optional<Entid> e = schema->entid(x.str());
+      if (!e)
+        return Status::NotFound("unknown ident " + edn::Print(x) + " in element " +
+                                std::to_string(i) + " of a tuple of :" + attr.ident);
+      if (!idents) idents.emplace(v.items());
+      (*idents)[i] = edn::Value::Int(*e);
+    }
+    if (idents) {
+      MENTAT_ASSIGN_OR_RETURN(std::string blob,
+                              EncodeTuple(edn::Value::Vector(std::move(*idents)), &shape));
+      return DbVal::Blob(std::move(blob));
+    }
+  }
   MENTAT_ASSIGN_OR_RETURN(std::string blob, EncodeTuple(v, &shape));
   return DbVal::Blob(std::move(blob));
 }

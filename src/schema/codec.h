@@ -75,7 +75,10 @@ Result<DbVal> Encode(const edn::Value& v, ValueType type);
 // Encodes `v` for attribute `attr`: as Encode for its type, and a tuple by the attribute's
 // element types (schema/tuple.h: counts and types checked, a long stored as a double
 // where a double is expected), so that a value given anywhere matches the stored one.
-Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr);
+// With `schema`, an ident keyword at a ref position of a tuple stands for its entity id,
+// as the transactor stores it (an unknown ident is kNotFound).
+Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr,
+                                 const Schema* schema = nullptr);
 // The stored form of a number where a bigint or bigdec is compared with it (the key of
 // util/decimal.h); nullopt for other values and non-finite doubles.
 std::optional<std::string> DecimalKey(const edn::Value& v);

@@ -26,7 +26,7 @@ Result<Entid> EntityOf(storage::Connection* c, const Schema& schema, const edn::
     if (!attr) return Status::NotFound("unknown attribute in lookup ref " + edn::Print(v));
     if (attr->unique == Unique::kNone)
       return Status::InvalidArgument("lookup ref attribute is not unique: " + edn::Print(v));
-    MENTAT_ASSIGN_OR_RETURN(auto enc, schema::EncodeForAttribute(v.items()[1], *attr));
+    MENTAT_ASSIGN_OR_RETURN(auto enc, schema::EncodeForAttribute(v.items()[1], *attr, &schema));
     MENTAT_ASSIGN_OR_RETURN(
         auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0"));
     s->BindInt(1, attr->id);
@@ -100,7 +100,7 @@ Result<Components> ResolveComponents(storage::Connection* c, const Schema& schem
       MENTAT_ASSIGN_OR_RETURN(Entid e, EntityOf(c, schema, comp));
       v = schema::DbVal::Int(e);
     } else {
-      MENTAT_ASSIGN_OR_RETURN(v, schema::EncodeForAttribute(comp, *attr));
+      MENTAT_ASSIGN_OR_RETURN(v, schema::EncodeForAttribute(comp, *attr, &schema));
     }
     out.cols.push_back(which == 't' ? "tx" : std::string(1, which));
     out.vals.push_back(std::move(v));

@@ -101,6 +101,7 @@ class Resolver {
       if (t.v_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.v_ref));
       if (t.old_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.old_ref));
     }
+    for (auto& t : *terms) MENTAT_RETURN_IF_ERROR(TupleRefs(&t, false));
     MENTAT_RETURN_IF_ERROR(Upsert(*terms));
     MENTAT_RETURN_IF_ERROR(Allocate(*terms));
     for (auto& t : *terms) {
@@ -108,6 +109,8 @@ class Resolver {
       if (t.v_is_ref) Final(&t.v_ref);
       if (t.old_is_ref) Final(&t.old_ref);
     }
+    if (!pending_tuples_.empty())
+      for (auto& t : *terms) MENTAT_RETURN_IF_ERROR(TupleRefs(&t, true));
     return Status::OK();
   }
 
@@ -154,7 +157,7 @@ class Resolver {
                                " needs an entity id or ident value");
           }
         } else {
-          auto enc = schema::EncodeForAttribute(p->lookup_v, *attr);
+          auto enc = schema::EncodeForAttribute(p->lookup_v, *attr, &schema_);
           if (!enc.ok())
             return ErrorAt(Code::kSchema, p->pos,
                            "lookup ref [:" + attr->ident + " " + edn::Print(p->lookup_v) +
@@ -180,8 +183,87 @@ class Resolver {
     return Status::OK();
   }
 
+  // The ref elements of a tuple value (a :db.type/ref position of :db/tupleType or
+  // :db/tupleTypes, or a ref attribute of :db/tupleAttrs) given as an ident, a lookup ref
+  // or an entity id become the entity's id, checked as a ref attribute's value is; a
+  // tempid becomes its id once tempids are allocated (`allocated`), and must name an
+  // entity of the transaction.
+  Status TupleRefs(Term* t, bool allocated) {
+    if (t->v_is_ref || t->op == Term::Op::kRetractAttr || t->op == Term::Op::kRetractEntity)
+      return Status::OK();
+    const Attribute* attr = schema_.attribute(t->a);
+    if (!attr || attr->type != ValueType::kTuple) return Status::OK();
+    MENTAT_RETURN_IF_ERROR(TupleValueRefs(*attr, &t->v, *t, allocated));
+    if (t->op == Term::Op::kCas)
+      MENTAT_RETURN_IF_ERROR(TupleValueRefs(*attr, &t->old_v, *t, allocated));
+    return Status::OK();
+  }
+
+  Status TupleValueRefs(const Attribute& attr, edn::Value* v, const Term& t, bool allocated) {
+    if (!v->is_vector()) return Status::OK();
+    const edn::Vec& items = v->items();
+    auto is_ref = [&](size_t i) {
+      if (attr.tuple_type) return *attr.tuple_type == ValueType::kRef;
+      if (!attr.tuple_types.empty())
+        return i < attr.tuple_types.size() && attr.tuple_types[i] == ValueType::kRef;
+      if (i < attr.tuple_attrs.size()) {
+        const Attribute* part = schema_.attribute(attr.tuple_attrs[i]);
+        return part && part->type == ValueType::kRef;
+      }
+      return false;
+    };
+    std::optional<edn::Vec> out;
+    for (size_t i = 0; i < items.size(); ++i) {
+      const edn::Value& x = items[i];
+      if (!is_ref(i) || x.is_nil()) continue;
+      EntityPlace p;
+      p.pos = x.pos().known() ? x.pos() : FormPos(t);
+      if (x.is_int()) {
+        p.kind = EntityPlace::Kind::kId;
+        p.id = x.as_int();
+      } else if (x.is_keyword()) {
+        p.kind = EntityPlace::Kind::kIdent;
+        p.name = x.str();
+      } else if (x.is_string()) {
+        if (!allocated) {
+          pending_tuples_.insert(&t);
+          continue;
+        }
+        auto it = out_->tempids.find(Find(x.str()));
+        if (it == out_->tempids.end())
+          return ErrorAt(Code::kInvalidArgument, p.pos,
+                         ":db.error/tempid-not-an-entity: tempid \"" + x.str() +
+                             "\" in a tuple of :" + attr.ident +
+                             " names no entity of the transaction, in " + Describe(t));
+        p.id = it->second;
+      } else if (x.is_vector() && x.size() == 2 && x.items()[0].is_keyword()) {
+        const Attribute* la = schema_.attribute(x.items()[0].str());
+        if (!la || la->unique == Unique::kNone)
+          return ErrorAt(Code::kSchema, p.pos,
+                         "lookup ref " + edn::Print(x) + " in a tuple of :" + attr.ident +
+                             " needs a unique attribute");
+        p.kind = EntityPlace::Kind::kLookup;
+        p.lookup_a = la->id;
+        p.lookup_v = x.items()[1];
+      } else {
+        continue;  // the value check names what is wrong
+      }
+      if (!x.is_string()) MENTAT_RETURN_IF_ERROR(Fixed(&p));
+      if (!out) out.emplace(items);
+      (*out)[i] = edn::Value::Int(p.id);
+    }
+    if (out) {
+      edn::Pos pos = v->pos();
+      *v = edn::Value::Vector(std::move(*out));
+      v->set_pos(pos);
+    }
+    if (allocated) pending_tuples_.erase(&t);
+    return Status::OK();
+  }
+
   // The encoded value of a term if it is known before allocation.
   Result<std::optional<DbVal>> KnownValue(const Term& t, const Attribute& attr) {
+    if (pending_tuples_.count(&t)) return std::optional<DbVal>();
     if (!t.v_is_ref) {
       MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(attr, t.v, t));
       return std::optional<DbVal>(std::move(v));
@@ -317,6 +399,15 @@ class Resolver {
     for (const auto& name : order) {
       if (asserted.count(Find(name))) continue;
       for (const auto& t : terms)
+        if (t.op == Term::Op::kCas && t.e.kind == EntityPlace::Kind::kTempid && t.e.name == name)
+          return Status::InvalidArgument(
+              ":db.error/tempid-not-an-entity: :db/cas compares an existing entity's value, but "
+              "tempid \"" +
+              name +
+              "\" names no entity (no assertion of the transaction has it "
+              "as its entity), in " +
+              Describe(t));
+      for (const auto& t : terms)
         if (t.e.kind == EntityPlace::Kind::kTempid && t.e.name == name)
           return Status::InvalidArgument(
               ":db.error/tempid-not-an-entity: tempid \"" + name +
@@ -363,6 +454,7 @@ class Resolver {
   Resolution* out_;
   std::unordered_map<std::pair<Entid, DbVal>, Entid, KeyHash> lookups_;
   std::unordered_map<std::string, std::string> parent_;
+  std::unordered_set<const Term*> pending_tuples_;  // tuples with tempids to resolve
 };
 
 }  // namespace
