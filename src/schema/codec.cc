@@ -187,12 +187,7 @@ Result<DbVal> EncodeForAttribute(const edn::Value& v, const Attribute& attr, con
     for (size_t i = 0; i < v.items().size(); ++i) {
       const edn::Value& x = v.items()[i];
       if (!x.is_keyword()) continue;
-      bool ref = attr.tuple_type ? *attr.tuple_type == ValueType::kRef
-                 : !attr.tuple_types.empty()
-                     ? i < attr.tuple_types.size() && attr.tuple_types[i] == ValueType::kRef
-                     : i < attr.tuple_attrs.size() && schema->attribute(attr.tuple_attrs[i]) &&
-                           schema->attribute(attr.tuple_attrs[i])->type == ValueType::kRef;
-      if (!ref) continue;
+      if (!IsRefElement(*schema, attr, i)) continue;
       std::optional<Entid> e = schema->entid(x.str());
       if (!e)
         return Status::NotFound("unknown ident " + edn::Print(x) + " in element " +

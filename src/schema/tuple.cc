@@ -204,6 +204,15 @@ std::optional<ValueType> ElementType(const edn::Value& x) {
   }
 }
 
+bool IsRefElement(const Schema& schema, const Attribute& attr, size_t i) {
+  if (attr.tuple_type) return *attr.tuple_type == ValueType::kRef;
+  if (!attr.tuple_types.empty())
+    return i < attr.tuple_types.size() && attr.tuple_types[i] == ValueType::kRef;
+  if (i >= attr.tuple_attrs.size()) return false;
+  const Attribute* part = schema.attribute(attr.tuple_attrs[i]);
+  return part && part->type == ValueType::kRef;
+}
+
 TupleShape ShapeOf(const Attribute& attr) {
   TupleShape s;
   s.types = attr.tuple_types;

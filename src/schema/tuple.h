@@ -26,6 +26,9 @@ struct TupleShape {
   size_t composite = 0;  // :db/tupleAttrs: the number of attributes (its types are dynamic)
 };
 TupleShape ShapeOf(const Attribute& attr);
+// Whether element `i` of a value of tuple attribute `attr` is an entity (a :db.type/ref
+// position of :db/tupleType(s), or a ref attribute of :db/tupleAttrs in `schema`).
+bool IsRefElement(const Schema& schema, const Attribute& attr, size_t i);
 
 // Encodes `v`, a vector of scalars (nil, booleans, numbers, strings, keywords, symbols,
 // instants, uuids, bytes, uris, bigints and bigdecs), by the kind of each element.

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "schema/bootstrap.h"
+#include "schema/tuple.h"
 #include "tx/expand.h"
 
 namespace mentat::tx {
@@ -202,20 +203,10 @@ class Resolver {
   Status TupleValueRefs(const Attribute& attr, edn::Value* v, const Term& t, bool allocated) {
     if (!v->is_vector()) return Status::OK();
     const edn::Vec& items = v->items();
-    auto is_ref = [&](size_t i) {
-      if (attr.tuple_type) return *attr.tuple_type == ValueType::kRef;
-      if (!attr.tuple_types.empty())
-        return i < attr.tuple_types.size() && attr.tuple_types[i] == ValueType::kRef;
-      if (i < attr.tuple_attrs.size()) {
-        const Attribute* part = schema_.attribute(attr.tuple_attrs[i]);
-        return part && part->type == ValueType::kRef;
-      }
-      return false;
-    };
     std::optional<edn::Vec> out;
     for (size_t i = 0; i < items.size(); ++i) {
       const edn::Value& x = items[i];
-      if (!is_ref(i) || x.is_nil()) continue;
+      if (!schema::IsRefElement(schema_, attr, i) || x.is_nil()) continue;
       EntityPlace p;
       p.pos = x.pos().known() ? x.pos() : FormPos(t);
       if (x.is_int()) {
