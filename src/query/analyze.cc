@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "schema/names.h"
+#include "schema/tuple.h"
 #include "storage/format.h"
 
 namespace mentat::query {
@@ -530,7 +531,22 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   }
   // Value.
   VT vt = attr ? FromValueType(attr->type) : VT::kDynamic;
-  if (v.is_const() && attr && attr->type == ValueType::kTuple) {
+  bool tuple_lookups = false;
+  if (v.is_const() && attr && attr->type == ValueType::kTuple && v.value.is_vector())
+    for (size_t i = 0; i < v.value.size(); ++i) {
+      const edn::Value& x = v.value.items()[i];
+      tuple_lookups |= schema::IsRefElement(*env_->schema, *attr, i) && x.is_vector() &&
+                       x.size() == 2 && x.items()[0].is_keyword();
+    }
+  if (tuple_lookups) {
+    // Its lookup refs name entities when the query runs (as a lookup ref constant does).
+    Param p;
+    p.kind = Param::Kind::kTupleLookups;
+    p.value = schema::DbVal::Int(attr->id);
+    p.edn = v.value;
+    p.source = src;
+    cond(Col(id, "v") + " = " + unit_->ParamRef(std::move(p)));
+  } else if (v.is_const() && attr && attr->type == ValueType::kTuple) {
     // A tuple by the attribute's element types, as the transactor stored it.
     auto enc = schema::EncodeForAttribute(v.value, *attr, env_->schema);
     if (!enc.ok())

@@ -73,6 +73,9 @@ struct Param {
     kViewTx,     // the as-of or since tx of a source
     kRel,        // a relation pointer (mentat_rel), slot in Plan::rels
     kLookupRef,  // a constant lookup ref, resolved at run time against `source`
+    // A tuple constant (edn) of the attribute whose id is `value`, whose ref elements
+    // include lookup refs: resolved against `source`, then encoded, at run time.
+    kTupleLookups,
   };
   Kind kind = Kind::kValue;
   schema::DbVal value;

@@ -2,6 +2,7 @@
 #include "query/execute.h"
 
 #include "schema/names.h"
+#include "schema/tuple.h"
 
 namespace mentat::query {
 
@@ -272,6 +273,33 @@ Status Execution::Bind(storage::Statement& st, const Unit& unit,
         } else {
           st.BindNull(n);
         }
+        break;
+      }
+      case Param::Kind::kTupleLookups: {
+        const Attribute* attr = ctx_.schema->attribute(p.value.i);
+        if (!attr) return Status::Internal("tuple constant of an unknown attribute");
+        edn::Vec items = p.edn.items();
+        bool missing = false;
+        for (size_t k = 0; k < items.size(); ++k) {
+          edn::Value& x = items[k];
+          if (!schema::IsRefElement(*ctx_.schema, *attr, k) || !x.is_vector() || x.size() != 2)
+            continue;
+          MENTAT_ASSIGN_OR_RETURN(auto e, ResolveLookupRef(x, p.source));
+          if (!e) {
+            missing = true;  // names nothing: no datom holds the tuple
+            break;
+          }
+          x = edn::Value::Int(*e);
+        }
+        if (missing) {
+          st.BindNull(n);
+          break;
+        }
+        auto enc =
+            schema::EncodeForAttribute(edn::Value::Vector(std::move(items)), *attr, ctx_.schema);
+        if (!enc.ok())
+          return Status::Schema("value for :" + attr->ident + ": " + enc.status().message());
+        schema::Bind(st, n, *enc);
         break;
       }
       case Param::Kind::kInput: {
