@@ -20,11 +20,6 @@ Expr Expr::Generator(int block) {
   return e;
 }
 
-const std::string& Expr::text() const {
-  static const std::string kEmpty;
-  return parts_.size() == 1 && parts_[0].kind == Part::Kind::kText ? parts_[0].text : kEmpty;
-}
-
 bool Expr::Reads(int item, const std::string& col) const {
   for (const Part& p : parts_)
     if (p.kind == Part::Kind::kColumn && p.id == item && (col.empty() || p.text == col))

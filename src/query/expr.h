@@ -41,11 +41,6 @@ class Expr {
   const Part* AsColumn() const {
     return parts_.size() == 1 && parts_[0].kind == Part::Kind::kColumn ? &parts_[0] : nullptr;
   }
-  // The text of an expression without references ("" when it has any): for plain SQL.
-  bool IsText() const {
-    return parts_.empty() || (parts_.size() == 1 && parts_[0].kind == Part::Kind::kText);
-  }
-  const std::string& text() const;
   // Whether it reads a column of `item` (any column when `col` is empty), directly.
   bool Reads(int item, const std::string& col = "") const;
   // The items whose columns it reads directly, and the blocks of its subqueries.

@@ -26,15 +26,13 @@ TEST(Expr, ConcatenationKeepsReferencesAndMergesText) {
   EXPECT_EQ(blocks, std::set<int>{2});
   EXPECT_EQ(a.AsColumn()->text, "v");
   EXPECT_EQ(e.AsColumn(), nullptr);
-  EXPECT_FALSE(e.IsText());
 }
 
 TEST(Expr, TextOnlyAndEmpty) {
   Expr t = std::string("x = 1");
-  EXPECT_TRUE(t.IsText());
-  EXPECT_EQ(t.text(), "x = 1");
+  ASSERT_EQ(t.parts().size(), 1u);
+  EXPECT_EQ(t.parts()[0].text, "x = 1");
   EXPECT_TRUE(Expr("").empty());
-  EXPECT_TRUE(Expr().IsText());
   EXPECT_EQ(Expr("NULL"), "NULL");
   EXPECT_NE(Expr::Column(1, "e"), Expr("t1.e"));  // a reference is not its text
 }
