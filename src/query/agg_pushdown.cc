@@ -68,8 +68,10 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
     if (deps.count(pid)) return std::nullopt;
   // The derived table: one row per value, its count.
   Variant& d = p.variants[0];
-  d.table = "(SELECT v, count(*) AS n FROM datoms WHERE a = " + IntLit(attr->id) + " AND ix " +
-            unit->dialect->IndexTest(attr->value_indexed()) + " GROUP BY v)";
+  d.table = "(SELECT v, count(*) AS n FROM datoms WHERE " +
+            Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {"a", IntLit(attr->id)}),
+                                  "ix " + unit->dialect->IndexTest(attr->value_indexed())}) +
+            " GROUP BY v)";
   d.cols["a"] = IntLit(attr->id);
   p.index_term.clear();
   p.index_term_written.clear();

@@ -102,23 +102,23 @@ std::optional<VT> NaturalType(const edn::Value& v) {
 }
 
 Result<Expr> StoredTupleSql(const VarBind& parts, const edn::Value& form, const std::string& what) {
-  Expr built = "mentat_tuple(";
+  std::vector<Expr> built;  // (kind, value) pairs
   for (size_t i = 0; i < parts.parts.size(); ++i) {
     const VarBind& p = parts.parts[i];
     VT pt = p.type;
     if (!IsStatic(pt) && p.constant)
       if (auto nt = NaturalType(*p.constant)) pt = *nt;
     if (p.sql == "NULL") {
-      built += std::string(i ? ", " : "") + "0, NULL";
+      built.insert(built.end(), {"0", "NULL"});
       continue;
     }
     if (!IsStatic(pt) || pt == VT::kTupleValue)
       return ClauseError(Code::kInvalidArgument, form,
                          what + " meets a stored tuple, but its part " + std::to_string(i) +
                              " has no known type (" + VTName(p.type) + ")");
-    built += (i ? ", " : "") + std::to_string(static_cast<int>(pt)) + ", " + p.sql;
+    built.insert(built.end(), {std::to_string(static_cast<int>(pt)), p.sql});
   }
-  return built + ")";
+  return Expr::Call(Fn::kTuple, std::move(built));
 }
 
 Expr Col(int item, const std::string& col) { return Expr::Column(item, col); }
@@ -141,7 +141,7 @@ Expr EqCond(const Dialect& d, const Expr& a, const Expr& b) {
   std::string ca = TokenColumn(a), cb = TokenColumn(b);
   if (ca == "v" && HasAffinity(cb)) return d.EqValue(a, b);
   if (cb == "v" && HasAffinity(ca)) return d.EqValue(b, a);
-  return a + " = " + b;
+  return Expr::Call(Fn::kEq, {a, b});
 }
 
 Expr ExistsOf(int block) { return Expr::Exists(block); }
@@ -355,7 +355,7 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     const VarBind& parts = e.type == VT::kTuple ? e : b;
     const VarBind& stored = e.type == VT::kTuple ? b : e;
     MENTAT_ASSIGN_OR_RETURN(Expr built, StoredTupleSql(parts, form, "tuple variable " + var));
-    AddWhere(s, stored.sql + " = " + built);
+    AddWhere(s, Expr::Call(Fn::kEq, {stored.sql, built}));
     if (e.type == VT::kTuple) record(std::move(b));
     return Status::OK();
   }
@@ -366,12 +366,12 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     // A constant meets a binding: encode it for that binding's type.
     MENTAT_ASSIGN_OR_RETURN(
         Expr lit, ConstExpr(*b.constant, IsStatic(e.type) ? e.type : VT::kAny, s->src, form));
-    AddWhere(s, e.sql + " = " + lit);
+    AddWhere(s, Expr::Call(Fn::kEq, {e.sql, lit}));
     return Status::OK();
   }
   if (e.constant) {
     MENTAT_ASSIGN_OR_RETURN(Expr lit, ConstExpr(*e.constant, b.type, s->src, form));
-    AddWhere(s, b.sql + " = " + lit);
+    AddWhere(s, Expr::Call(Fn::kEq, {b.sql, lit}));
     record(std::move(b));
     return Status::OK();
   }
@@ -380,7 +380,7 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     p.kind = Param::Kind::kInput;
     p.slot = e.slot;
     p.encode = IsStatic(b.type) ? b.type : VT::kAny;
-    AddWhere(s, b.sql + " = " + unit_->ParamRef(std::move(p)));
+    AddWhere(s, Expr::Call(Fn::kEq, {b.sql, unit_->ParamRef(std::move(p))}));
     if (!IsStatic(b.type) && b.type != VT::kDynamic) b.slot = e.slot;
     record(std::move(b));
     return Status::OK();
@@ -491,7 +491,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     Item& item = unit_->items[id];
     item.plan.attr = attr->id;
     item.plan.a = PlanInfo::Pos::kConst;
-    item.conds.push_back(Col(id, "a") + " = " + IntLit(attr->id));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(id, "a"), IntLit(attr->id)}));
     // The attribute's index (format 3): the term SQLite needs to use datoms_avet or
     // datoms_aevt. History rows have no ix (NULL), which passes either term.
     item.index_term = Col(id, "ix") + " " + unit_->dialect->IndexTest(attr->value_indexed());
@@ -521,7 +521,8 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   // Entity.
   if (e.is_const()) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(e.value, VT::kRef, src, c.form));
-    cond(Col(id, "e") + (x == "NULL" ? " IS NULL" : " = " + x));
+    cond(x == "NULL" ? Expr::Call(Fn::kIsNull, {Col(id, "e")})
+                     : Expr::Call(Fn::kEq, {Col(id, "e"), x}));
   } else if (e.is_var()) {
     MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, e.name, ViewColumn(id, "e", VT::kRef), id, c.form));
   }
@@ -545,19 +546,21 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
     p.value = schema::DbVal::Int(attr->id);
     p.edn = v.value;
     p.source = src;
-    cond(Col(id, "v") + " = " + unit_->ParamRef(std::move(p)));
+    cond(Expr::Call(Fn::kEq, {Col(id, "v"), unit_->ParamRef(std::move(p))}));
   } else if (v.is_const() && attr && attr->type == ValueType::kTuple) {
     // A tuple by the attribute's element types, as the transactor stored it.
     auto enc = schema::EncodeForAttribute(v.value, *attr, env_->schema);
     if (!enc.ok())
       return ClauseError(enc.status().code() == Code::kNotFound ? Code::kNotFound : Code::kSchema,
                          c.form, "value for :" + attr->ident + ": " + enc.status().message());
-    cond(Col(id, "v") + " = " +
-         unit_->ParamRef(Param{Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}}));
+    cond(Expr::Call(Fn::kEq,
+                    {Col(id, "v"), unit_->ParamRef(Param{
+                                       Param::Kind::kValue, *enc, -1, VT::kAny, "$", false, {}})}));
     unit_->items[id].plan.v_value = *enc;
   } else if (v.is_const()) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(v.value, attr ? vt : VT::kAny, src, c.form));
-    cond(Col(id, "v") + (x == "NULL" ? " IS NULL" : " = " + x));
+    cond(x == "NULL" ? Expr::Call(Fn::kIsNull, {Col(id, "v")})
+                     : Expr::Call(Fn::kEq, {Col(id, "v"), x}));
     if (attr) unit_->items[id].plan.v_value = StoredConstant(v.value, *attr);
   } else if (v.is_var()) {
     VarBind b = ViewColumn(id, "v", vt);
@@ -568,7 +571,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   // Transaction.
   if (tx.is_const()) {
     MENTAT_ASSIGN_OR_RETURN(Expr x, ConstExpr(tx.value, VT::kRef, src, c.form));
-    cond(Col(id, "tx") + " = " + x);
+    cond(Expr::Call(Fn::kEq, {Col(id, "tx"), x}));
   } else if (tx.is_var()) {
     MENTAT_RETURN_IF_ERROR(BindOrConstrain(s, tx.name, ViewColumn(id, "tx", VT::kRef), id, c.form));
   }
@@ -576,7 +579,7 @@ Status Analyzer::Pattern(const Clause& c, Scope* s) {
   if (added.is_const()) {
     if (!added.value.is_bool())
       return ClauseError(Code::kSchema, c.form, "the added place takes true or false");
-    cond(Col(id, "added") + " = " + (added.value.as_bool() ? "1" : "0"));
+    cond(Expr::Call(Fn::kEq, {Col(id, "added"), added.value.as_bool() ? "1" : "0"}));
   } else if (added.is_var()) {
     MENTAT_RETURN_IF_ERROR(
         BindOrConstrain(s, added.name, ViewColumn(id, "added", VT::kBoolean), id, c.form));

@@ -28,7 +28,8 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
       // asserted by t, or a history datom asserted by t and retracted after it.
       const std::string s = "s" + std::to_string(item.id), a = IntLit(p.attr), t = item.as_of_param;
       const Expr e = Col(from, "e");
-      const Expr where = " WHERE " + s + ".e = " + e + " AND " + s + ".a = " + a;
+      const Expr where = " WHERE " + Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {s + ".e", e}),
+                                                           Expr::Call(Fn::kEq, {s + ".a", a})});
       Expr v = "(";
       views::BoundSql bounds;
       bounds.as_of = t;
@@ -42,8 +43,9 @@ void UseAsOfProbes(Unit* unit, const Schema& schema) {
       // A constant value is compared with the probe by the pattern's own condition on v
       // (which no NULL passes); a variable needs the row dropped when nothing holds at t.
       Variant probe{"",
-                    p.v == PlanInfo::Pos::kConst ? std::vector<Expr>{}
-                                                 : std::vector<Expr>{v + " IS NOT NULL"},
+                    p.v == PlanInfo::Pos::kConst
+                        ? std::vector<Expr>{}
+                        : std::vector<Expr>{Expr::Call(Fn::kIsNotNull, {v})},
                     {{"e", e}, {"a", a}, {"v", v}},
                     -1};
       probe.cols["ix"] = "NULL";

@@ -36,14 +36,14 @@ std::vector<Entid> UseAttributeCache(Unit* unit) {
       int from = EntityReader(*unit, block, k);
       if (from < 0) continue;
       const Expr e = Col(from, "e");
-      const Expr v = "mentat_cached(" + IntLit(item.cache_attr) + ", " + e + ")";
+      const Expr v = Expr::Call(Fn::kCached, {IntLit(item.cache_attr), e});
       Variant& var = item.variants[0];
       var.table.clear();
       var.cols["e"] = e;
       var.cols["a"] = IntLit(item.cache_attr);
       var.cols["v"] = v;
       var.cols["ix"] = "NULL";
-      var.conds.push_back(v + " IS NOT NULL");
+      var.conds.push_back(Expr::Call(Fn::kIsNotNull, {v}));
       item.index_term.clear();
       item.cached_from = from;
       if (std::find(used.begin(), used.end(), item.cache_attr) == used.end())

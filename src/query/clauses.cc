@@ -164,15 +164,15 @@ Analyzer::Scope Analyzer::BranchScope(Scope* s, int block, const std::vector<std
 
 Status Analyzer::OrExists(const Clause& c, Scope* s, const std::vector<std::string>& join) {
   std::string src = c.src == "$" ? s->src : c.src;
-  Expr expr;
+  std::vector<Expr> any;
   for (const Clause& branch : c.body) {
     int block = NewBlock(true);
     Scope sub = BranchScope(s, block, join, src, BranchKind::kExists);
     MENTAT_RETURN_IF_ERROR(OrBranch(branch, join, &sub));
     FinishBlock(sub);
-    expr += (expr.empty() ? "" : " OR ") + std::string("EXISTS ") + ExistsOf(block);
+    any.push_back("EXISTS " + ExistsOf(block));
   }
-  AddWhere(s, "(" + expr + ")");
+  AddWhere(s, "(" + Expr::Call(Fn::kOr, std::move(any)) + ")");
   return Status::OK();
 }
 
@@ -536,7 +536,7 @@ Status Analyzer::RecursiveRuleCall(const Clause& c, Scope* s) {
     VT t = env_->out->rule_rels[rr].types[i];
     MENTAT_ASSIGN_OR_RETURN(Expr x,
                             ConstExpr(c.args[i].value, IsStatic(t) ? t : VT::kAny, src, c.form));
-    unit_->items[id].conds.push_back(Col(id, "c" + std::to_string(i)) + " = " + x);
+    unit_->items[id].conds.push_back(Expr::Call(Fn::kEq, {Col(id, "c" + std::to_string(i)), x}));
   }
   return Status::OK();
 }

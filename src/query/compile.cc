@@ -167,13 +167,13 @@ int ValueRank(ValueType t) {
 // per-row type (kDynamic) by its type's rank first, then within the rank. `wrapped`
 // says the terms read the columns by name (c0, c1...) from a subquery; otherwise a
 // static column is named by position. Sets *needs_wrap when the terms need names.
-std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, bool wrapped,
-                       bool* needs_wrap) {
+std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, const Dialect& dialect,
+                       bool wrapped, bool* needs_wrap) {
+  const std::string named = dialect.NamedCollation();
   std::string dir = desc ? " DESC" : "";
   int col = FirstCol(oc);
   std::string name = wrapped ? "c" + std::to_string(col) : std::to_string(col + 1);
-  if (oc.type == VT::kKeyword || oc.type == VT::kSymbol)
-    return name + " COLLATE mentat_named" + dir;
+  if (oc.type == VT::kKeyword || oc.type == VT::kSymbol) return name + named + dir;
   if (oc.type != VT::kDynamic || oc.attr_col < 0 || oc.col < 0) return name + dir;
   *needs_wrap = true;
   if (!wrapped) return name + dir;
@@ -195,7 +195,7 @@ std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, bool w
               ", " + std::to_string(TypeCode(ValueType::kSymbol));
   std::string is_kw = a + " IN (" + keywords + ")";
   return rank + dir + ", (CASE WHEN " + is_kw + " THEN NULL ELSE " + name + " END)" + dir +
-         ", (CASE WHEN " + is_kw + " THEN " + name + " END) COLLATE mentat_named" + dir;
+         ", (CASE WHEN " + is_kw + " THEN " + name + " END)" + named + dir;
 }
 
 }  // namespace
@@ -527,13 +527,13 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     std::string order;
     bool wrap = false;
     for (const auto& [oc, desc] : order_cols)
-      order +=
-          (order.empty() ? " ORDER BY " : ", ") + OrderTerms(oc, desc, *env->schema, false, &wrap);
+      order += (order.empty() ? " ORDER BY " : ", ") +
+               OrderTerms(oc, desc, *env->schema, *env->dialect, false, &wrap);
     if (wrap) {
       order.clear();
       for (const auto& [oc, desc] : order_cols)
-        order +=
-            (order.empty() ? " ORDER BY " : ", ") + OrderTerms(oc, desc, *env->schema, true, &wrap);
+        order += (order.empty() ? " ORDER BY " : ", ") +
+                 OrderTerms(oc, desc, *env->schema, *env->dialect, true, &wrap);
       inner = "SELECT * FROM (" + inner + ")";
     }
     // Values typed per row are selected with their attribute columns, so SQL cannot see
@@ -562,8 +562,9 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     std::string c = "c" + std::to_string(pe.out.col);
     // min/max of keywords by namespace, then name (edn::Compare's order).
-    std::string coll =
-        pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol ? " COLLATE mentat_named" : "";
+    std::string coll = pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol
+                           ? env->dialect->NamedCollation()
+                           : "";
     std::string e = pe.summed                   ? "sum(" + c + ")"
                     : pe.fn == "count"          ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
@@ -591,7 +592,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     OutCol oc = out->find[idx].out;
     if (oc.type == VT::kDynamic) oc.type = VT::kAny;  // grouped: not renamed, SQL's order
     order += (order.empty() ? " ORDER BY " : ", ") +
-             OrderTerms(oc, desc, *env->schema, false, &wrap_unused);
+             OrderTerms(oc, desc, *env->schema, *env->dialect, false, &wrap_unused);
   }
   *sql = s + order + limit_sql(single);
   return Status::OK();
@@ -737,7 +738,8 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
           if (rs.kind != RelSpec::Kind::kRule || out->rule_rels[rs.rule_rel].stratum != stratum)
             continue;
           item.variants[0].table = "mentat_rec";
-          item.variants[0].conds.push_back(Col(item.id, "k") + " = " + IntLit(rs.rule_rel));
+          item.variants[0].conds.push_back(
+              Expr::Call(Fn::kEq, {Col(item.id, "k"), IntLit(rs.rule_rel)}));
         }
       }
       // In the statement a column without affinity (+x), as mentat_rel's are: a column

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "query/expr.h"
 
@@ -32,11 +33,23 @@ class Dialect {
   virtual std::string IndexHint(const std::string& index) const = 0;
   // An in-memory relation (Plan::rels) read as a table, its pointer in parameter `param`.
   virtual std::string RelationTable(const std::string& param) const = 0;
+  // The SQL of operator or function `fn` (expr.h) over its arguments' SQL. Every call node
+  // of an expression is written here, so the rest of the compiler names no engine's
+  // functions.
+  virtual std::string Call(Fn fn, const std::vector<std::string>& args) const = 0;
+  // What follows an ORDER BY term (or an aggregate's argument) of keywords or symbols so
+  // that they sort by namespace, then name (edn::Compare's order).
+  virtual std::string NamedCollation() const = 0;
+
+ protected:
+  // `a op b op ...`, and `name(a, b, ...)`: the two shapes most calls take.
+  static std::string Infix(const char* op, const std::vector<std::string>& args);
+  static std::string Function(const char* name, const std::vector<std::string>& args);
 };
 
 // SQLite's: partial indexes selected by `ix IS NOT n`, CROSS JOIN (which SQLite's planner
 // keeps in order), INDEXED BY, `+x` for no affinity, the mentat_rel table-valued function
-// (relation.cc).
+// (relation.cc), the mentat_* functions and collation (sql_functions.cc, FTS5's bm25).
 const Dialect& SqliteDialect();
 
 }  // namespace mentat::query

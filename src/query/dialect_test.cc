@@ -5,6 +5,7 @@
 #include "query/dialect.h"
 
 #include <algorithm>
+#include <set>
 
 #include "query/query_test_util.h"
 
@@ -24,6 +25,17 @@ class PlainDialect : public Dialect {
   std::string RelationTable(const std::string& param) const override {
     return SqliteDialect().RelationTable(param);
   }
+  // Other spellings SQLite also reads, so that the SQL differs and the answers must not.
+  std::string Call(Fn fn, const std::vector<std::string>& args) const override {
+    called.insert(fn);
+    if (fn == Fn::kNe) return Infix("!=", args);
+    if (fn == Fn::kIsNot) return "NOT (" + args[0] + " IS " + args[1] + ")";
+    if (fn == Fn::kLength) return Function("LENGTH", args);
+    if (fn == Fn::kCoalesce) return Function("ifnull", args);
+    return SqliteDialect().Call(fn, args);
+  }
+  std::string NamedCollation() const override { return SqliteDialect().NamedCollation(); }
+  mutable std::set<Fn> called;
 };
 
 class DialectTest : public QueryTest {
@@ -105,6 +117,37 @@ TEST_F(DialectTest, TheDialectWritesTheSqlAndTheAnswersStay) {
   auto native_since = ExplainQ(sq, {}, since);
   ASSERT_TRUE(native_since.ok());
   EXPECT_NE(native_since->find("INDEXED BY datoms_tx"), std::string::npos) << *native_since;
+}
+
+TEST_F(DialectTest, TheDialectSpellsEveryOperatorAndFunction) {
+  const std::vector<std::string> queries = {
+      "[:find ?n :where [?x :n/name ?n] [(not= ?n \"a\")] [(starts-with? ?n \"x1\")]]",
+      "[:find ?n ?s :where [?x :n/k ?k] [?x :n/name ?n] [(str ?n \"-\" ?k) ?s]]",
+      "[:find ?n ?g :where [?x :n/name ?n] [(re-find #\"^[a-c]$\" ?n) ?g]]",
+      "[:find ?n ?k :where [?x :n/name ?n] [(get-else $ ?x :n/k -1) ?k]]",
+      "[:find ?n :where [?x :n/name ?n] [?x :n/k ?k] [(* ?k 2) ?d] [(> ?d 4)]]",
+      "[:find ?n :where [?x :n/name ?n] [(ends-with? ?n \"9\")] [(count ?n) ?l] [(< ?l 3)]]",
+  };
+  std::set<Fn> called;
+  for (const std::string& q : queries) {
+    auto sqlite = Rows(q);
+    EXPECT_FALSE(sqlite.empty()) << q;
+    plain_.called.clear();
+    EXPECT_EQ(Rows(q, {}, Plain()), sqlite) << q;
+    EXPECT_FALSE(plain_.called.empty()) << q;
+    called.insert(plain_.called.begin(), plain_.called.end());
+  }
+  for (Fn fn : {Fn::kNe, Fn::kSubstr, Fn::kLength, Fn::kConcat, Fn::kCastText, Fn::kReFind,
+                Fn::kCoalesce, Fn::kMul, Fn::kGt, Fn::kLt, Fn::kEq, Fn::kAnd, Fn::kOr})
+    EXPECT_TRUE(called.count(fn)) << FnName(fn);
+  auto ex = ExplainQ(queries[0], {}, Plain());
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  EXPECT_NE(ex->find("!="), std::string::npos) << *ex;
+  EXPECT_EQ(ex->find("<>"), std::string::npos) << *ex;
+  auto ge = ExplainQ(queries[3], {}, Plain());
+  ASSERT_TRUE(ge.ok());
+  EXPECT_NE(ge->find("ifnull("), std::string::npos) << *ge;
+  EXPECT_EQ(ge->find("COALESCE"), std::string::npos) << *ge;
 }
 
 }  // namespace

@@ -92,10 +92,11 @@ struct Rewriter {
       if (!OnlyOwnColumns(c, d.id)) return;
 
     std::string alias = "t" + std::to_string(d.id);
-    Expr where;
-    for (const Expr& c : own) where += (where.empty() ? " WHERE " : " AND ") + c;
-    p.conds.push_back("mentat_in_eset((SELECT mentat_eset(" + alias + ".e) FROM datoms AS " +
-                      alias + where + "), " + Col(p.id, "e") + ")");
+    Expr where = own.empty() ? Expr() : " WHERE " + Expr::Call(Fn::kAnd, own);
+    p.conds.push_back(
+        Expr::Call(Fn::kInEntitySet, {"(SELECT " + Expr::Call(Fn::kEntitySet, {alias + ".e"}) +
+                                          " FROM datoms AS " + alias + where + ")",
+                                      Col(p.id, "e")}));
     const Attribute* attr = schema.attribute(p.plan.attr);
     p.index_term = Col(p.id, "ix") + " " + unit->dialect->IndexTest(attr->value_indexed());
     d.variants[0].table.clear();

@@ -48,5 +48,23 @@ TEST(Expr, SelfAppendAndSubqueries) {
   EXPECT_EQ(g.DebugString(), "GENERATOR(b4)");
 }
 
+TEST(Expr, CallsHoldTheirArgumentsAsExpressions) {
+  Expr c = Expr::Call(Fn::kEq, {Expr::Column(2, "v"), Expr::Call(Fn::kLength, {"?1"})});
+  Expr e = "(" + c + " AND " + Expr::Exists(5) + ")";
+  EXPECT_EQ(e.DebugString(), "(=(t2.v, length(?1)) AND EXISTS(b5))");
+  EXPECT_TRUE(e.Reads(2, "v"));  // through the call's argument
+  EXPECT_FALSE(e.Reads(2, "e"));
+  std::set<int> items, blocks;
+  Expr::Call(Fn::kIn, {Expr::Column(7, "e"), "1", Expr::Generator(3)}).Items(&items);
+  Expr::Call(Fn::kNot, {Expr::Exists(4)}).Blocks(&blocks);
+  EXPECT_EQ(items, std::set<int>{7});
+  EXPECT_EQ(blocks, std::set<int>{4});
+  EXPECT_EQ(c, Expr::Call(Fn::kEq, {Expr::Column(2, "v"), Expr::Call(Fn::kLength, {"?1"})}));
+  EXPECT_NE(c, Expr::Call(Fn::kNe, {Expr::Column(2, "v"), Expr::Call(Fn::kLength, {"?1"})}));
+  EXPECT_EQ(c.AsColumn(), nullptr);
+  EXPECT_EQ(CompareFn(">="), Fn::kGe);
+  EXPECT_EQ(CompareFn("<>"), Fn::kNe);
+}
+
 }  // namespace
 }  // namespace mentat::query

@@ -44,22 +44,27 @@ Expr StrOf(const VarBind& b) {
       return b.sql;
     case VT::kLong:
     case VT::kRef:
-      return "CAST(" + b.sql + " AS TEXT)";
+      return Expr::Call(Fn::kCastText, {b.sql});
     case VT::kBoolean:
-      return "(CASE WHEN " + b.sql + " THEN 'true' ELSE 'false' END)";
+      return Expr::Call(Fn::kBoolText, {b.sql});
     case VT::kInstant:
-      return "mentat_fmt_inst(" + b.sql + ")";
+      return Expr::Call(Fn::kFmtInst, {b.sql});
     case VT::kUuid:
-      return "mentat_fmt_uuid(" + b.sql + ")";
+      return Expr::Call(Fn::kFmtUuid, {b.sql});
     case VT::kBigInt:
     case VT::kBigDec:
-      return "mentat_fmt_decimal(" + b.sql + ", " + (b.type == VT::kBigInt ? "1" : "0") + ")";
+      return Expr::Call(Fn::kFmtDecimal, {b.sql, b.type == VT::kBigInt ? "1" : "0"});
     case VT::kUri:
     case VT::kSymbol:
       return b.sql;
     default:
-      return "mentat_str(" + b.sql + ")";
+      return Expr::Call(Fn::kStr, {b.sql});
   }
+}
+
+// Every one of `terms` (one or more): a AND b AND ...
+Expr AllOf(std::vector<Expr> terms) {
+  return terms.size() == 1 ? std::move(terms[0]) : Expr::Call(Fn::kAnd, std::move(terms));
 }
 
 }  // namespace
@@ -68,7 +73,7 @@ Status Analyzer::BindResult(const Clause& c, Scope* s, const BindingForm& b,
                             std::vector<VarBind> vals, bool nullable) {
   auto bind_one = [&](const std::string& var, VarBind v) -> Status {
     if (var == "_") return Status::OK();
-    if (nullable && !v.sql.empty()) AddWhere(s, v.sql + " IS NOT NULL");
+    if (nullable && !v.sql.empty()) AddWhere(s, Expr::Call(Fn::kIsNotNull, {v.sql}));
     bool was_bound = Lookup(*s, var) != nullptr;
     std::set<int> deps = v.deps;
     bool constant = v.deps.empty() && (v.constant || v.slot >= 0);
@@ -124,7 +129,7 @@ Status Analyzer::Function(const Clause& c, Scope* s, bool* done) {
   if (handled) return Status::OK();
   MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
   if (fv.required_part >= 0)
-    AddWhere(s, fv.values[static_cast<size_t>(fv.required_part)].sql + " IS NOT NULL");
+    AddWhere(s, Expr::Call(Fn::kIsNotNull, {fv.values[static_cast<size_t>(fv.required_part)].sql}));
   return BindResult(c, s, c.binding, std::move(fv.values), fv.nullable);
 }
 
@@ -149,11 +154,13 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
     MENTAT_RETURN_IF_ERROR(SourceShape(src, c.form).status());
     MENTAT_ASSIGN_OR_RETURN(VarBind e, ArgBind(*s, c.args[1], VT::kRef, c.form));
     // Reverse: no entity refers to ?e through the attribute (its (a, v) index).
-    AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE " +
-                    (reverse ? "a = " + IntLit(a->id) + " AND v = " + e.sql + " AND " + "ix " +
-                                   unit_->dialect->IndexTest(a->value_indexed())
-                             : "e = " + e.sql + " AND a = " + IntLit(a->id)) +
-                    ")");
+    Expr where = reverse
+                     ? Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {"a", IntLit(a->id)}),
+                                             Expr::Call(Fn::kEq, {"v", e.sql}),
+                                             "ix " + unit_->dialect->IndexTest(a->value_indexed())})
+                     : Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {"e", e.sql}),
+                                             Expr::Call(Fn::kEq, {"a", IntLit(a->id)})});
+    AddWhere(s, "NOT EXISTS (SELECT 1 FROM " + ViewTable(src, false) + " WHERE " + where + ")");
     return Status::OK();
   }
   if (fn == "type") {
@@ -172,16 +179,16 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
       return Status::OK();
     }
     if (x.type == VT::kNumeric) {
-      AddWhere(s, *want == ValueType::kLong     ? "typeof(" + x.sql + ") = 'integer'"
-                  : *want == ValueType::kDouble ? "typeof(" + x.sql + ") = 'real'"
-                                                : std::string("0"));
+      AddWhere(s, *want == ValueType::kLong     ? Expr::Call(Fn::kIsInteger, {x.sql})
+                  : *want == ValueType::kDouble ? Expr::Call(Fn::kIsReal, {x.sql})
+                                                : Expr("0"));
       return Status::OK();
     }
     if (x.type == VT::kDynamic && !x.attr.empty()) {
-      std::string ids = std::to_string(TypeCode(*want));
+      std::vector<Expr> in = {"(" + x.attr + ")", std::to_string(TypeCode(*want))};
       for (const auto& [id, attr] : env_->schema->attributes())
-        if (attr.type == *want) ids += ", " + std::to_string(id);
-      AddWhere(s, "(" + x.attr + ") IN (" + ids + ")");
+        if (attr.type == *want) in.push_back(std::to_string(id));
+      AddWhere(s, Expr::Call(Fn::kIn, std::move(in)));
       return Status::OK();
     }
     return ClauseError(Code::kUnsupported, c.form,
@@ -202,7 +209,7 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
   }
   MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
   if (fv.required_part >= 0) {  // re-find with groups: true when it matches
-    AddWhere(s, fv.values[static_cast<size_t>(fv.required_part)].sql + " IS NOT NULL");
+    AddWhere(s, Expr::Call(Fn::kIsNotNull, {fv.values[static_cast<size_t>(fv.required_part)].sql}));
     return Status::OK();
   }
   if (fv.values.size() != 1)
@@ -211,7 +218,8 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
   if (v.type == VT::kBoolean) {
     AddWhere(s, "(" + v.sql + ")");
   } else {
-    AddWhere(s, "(" + v.sql + ") IS NOT NULL AND (" + v.sql + ") IS NOT 0");
+    AddWhere(s, Expr::Call(Fn::kAnd, {Expr::Call(Fn::kIsNotNull, {"(" + v.sql + ")"}),
+                                      Expr::Call(Fn::kIsNot, {"(" + v.sql + ")", "0"})}));
   }
   return Status::OK();
 }
@@ -343,8 +351,9 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     if (decimals)
       for (auto& x : xs)
         if (!IsDecimalType(x.type) && x.type != VT::kTuple)
-          x.sql = "mentat_decimal_key(" + x.sql + ")";
+          x.sql = Expr::Call(Fn::kDecimalKey, {x.sql});
     std::string op = fn == "==" ? "=" : (fn == "not=" || fn == "!=" ? "<>" : fn);
+    const Fn cmp = CompareFn(op);
     // Beside a stored tuple, a tuple of parts compares as the stored tuple it makes (tuple
     // keys sort as tuples do).
     bool stored = false;
@@ -363,7 +372,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     bool tuples = false;
     for (const auto& x : xs) tuples = tuples || x.type == VT::kTuple;
     if (tuples) {
-      Expr sql;
+      std::vector<Expr> terms;
       for (size_t i = 0; i + 1 < n; ++i) {
         const VarBind &a = xs[i], &b = xs[i + 1];
         if (a.type != VT::kTuple || b.type != VT::kTuple)
@@ -388,32 +397,31 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
           term = len == 0 ? (op == "=" || op == "<=" || op == ">=" ? "1" : "0")
                           : ((op == "<" || op == "<=") == (len < 0) || op == "<>" ? "1" : "0");
         } else if (len == 0) {
-          term = ra + " " + op + " " + rb;
+          term = Expr::Call(cmp, {ra, rb});
         } else if (op == "=") {
           term = "0";
         } else if (op == "<>") {
           term = "1";
         } else {
           // Equal prefixes order by length: a is before b when it is the shorter.
-          std::string strict = op == "<" || op == "<=" ? "<" : ">";
-          bool prefix_true = (strict == "<") == (len < 0);
-          term = "(" + ra + " " + strict + " " + rb +
-                 (prefix_true ? " OR " + ra + " = " + rb : "") + ")";
+          bool less = op == "<" || op == "<=";
+          Expr strict = Expr::Call(less ? Fn::kLt : Fn::kGt, {ra, rb});
+          bool prefix_true = less == (len < 0);
+          term = "(" +
+                 (prefix_true ? Expr::Call(Fn::kOr, {strict, Expr::Call(Fn::kEq, {ra, rb})})
+                              : strict) +
+                 ")";
         }
-        sql += (i ? " AND " : "") + term;
+        terms.push_back(std::move(term));
       }
-      return result(sql, VT::kBoolean, xs, false);
+      return result(AllOf(std::move(terms)), VT::kBoolean, xs, false);
     }
-    Expr sql;
-    if (op == "<>" && n > 2) {
-      Expr all;
-      for (size_t i = 0; i + 1 < n; ++i)
-        all += (i ? " AND " : "") + xs[i].sql + " = " + xs[i + 1].sql;
-      sql = "NOT (" + all + ")";
-    } else {
-      for (size_t i = 0; i + 1 < n; ++i)
-        sql += (i ? " AND " : "") + xs[i].sql + " " + op + " " + xs[i + 1].sql;
-    }
+    std::vector<Expr> terms;
+    bool negated = op == "<>" && n > 2;  // not all equal
+    for (size_t i = 0; i + 1 < n; ++i)
+      terms.push_back(Expr::Call(negated ? Fn::kEq : cmp, {xs[i].sql, xs[i + 1].sql}));
+    Expr sql = AllOf(std::move(terms));
+    if (negated) sql = Expr::Call(Fn::kNot, {sql});
     return result(sql, VT::kBoolean, xs, false);
   }
   if (fn == "zero?" || fn == "pos?" || fn == "neg?" || fn == "even?" || fn == "odd?") {
@@ -421,18 +429,18 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     MENTAT_RETURN_IF_ERROR(require_numbers(xs));
     const Expr& x = xs[0].sql;
-    Expr sql = fn == "zero?"   ? x + " = 0"
-               : fn == "pos?"  ? x + " > 0"
-               : fn == "neg?"  ? x + " < 0"
-               : fn == "even?" ? x + " % 2 = 0"
-                               : x + " % 2 <> 0";
+    Expr sql = fn == "zero?"   ? Expr::Call(Fn::kEq, {x, "0"})
+               : fn == "pos?"  ? Expr::Call(Fn::kGt, {x, "0"})
+               : fn == "neg?"  ? Expr::Call(Fn::kLt, {x, "0"})
+               : fn == "even?" ? Expr::Call(Fn::kEq, {Expr::Call(Fn::kMod, {x, "2"}), "0"})
+                               : Expr::Call(Fn::kNe, {Expr::Call(Fn::kMod, {x, "2"}), "0"});
     return result(sql, VT::kBoolean, xs, false);
   }
   if (fn == "nil?" || fn == "some?") {
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
-    return result(xs[0].sql + (fn == "nil?" ? " IS NULL" : " IS NOT NULL"), VT::kBoolean, xs,
-                  false);
+    return result(Expr::Call(fn == "nil?" ? Fn::kIsNull : Fn::kIsNotNull, {xs[0].sql}),
+                  VT::kBoolean, xs, false);
   }
   if (fn == "starts-with?" || fn == "ends-with?" || fn == "includes?") {
     MENTAT_RETURN_IF_ERROR(arity(2, 2));
@@ -442,11 +450,23 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
         return ClauseError(Code::kSchema, c.form,
                            "type mismatch: " + c.fn + " expects strings, got a " + VTName(x.type));
     const Expr &a = xs[0].sql, &b = xs[1].sql;
-    Expr sql = fn == "starts-with?" ? "substr(" + a + ", 1, length(" + b + ")) = " + b
-               : fn == "ends-with?"
-                   ? "(length(" + b + ") = 0 OR (length(" + a + ") >= length(" + b +
-                         ") AND substr(" + a + ", -length(" + b + ")) = " + b + "))"
-                   : "instr(" + a + ", " + b + ") > 0";
+    const Expr len_a = Expr::Call(Fn::kLength, {a}), len_b = Expr::Call(Fn::kLength, {b});
+    Expr sql =
+        fn == "starts-with?" ? Expr::Call(Fn::kEq, {Expr::Call(Fn::kSubstr, {a, "1", len_b}), b})
+        : fn == "ends-with?"
+            ? "(" +
+                  Expr::Call(
+                      Fn::kOr,
+                      {Expr::Call(Fn::kEq, {len_b, "0"}),
+                       "(" +
+                           Expr::Call(
+                               Fn::kAnd,
+                               {Expr::Call(Fn::kGe, {len_a, len_b}),
+                                Expr::Call(Fn::kEq,
+                                           {Expr::Call(Fn::kSubstr, {a, "-" + len_b}), b})}) +
+                           ")"}) +
+                  ")"
+            : Expr::Call(Fn::kGt, {Expr::Call(Fn::kInstr, {a, b}), "0"});
     return result(sql, VT::kBoolean, xs, false);
   }
   if (fn == "re-find" || fn == "re-matches") {
@@ -459,7 +479,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       auto check = regex::Regex::Compile(c.args[0].value.str());
       if (!check.ok()) return ClauseError(Code::kInvalidArgument, c.form, check.status().message());
     }
-    std::string f = fn == "re-find" ? "mentat_re_find" : "mentat_re_matches";
+    const bool find = fn == "re-find";
     // With capturing groups (a constant pattern), Clojure's [match g1 g2 ...]: a tuple
     // of the groups, nil for one that took no part; no match drops the row.
     int groups = 0;
@@ -468,7 +488,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       FnValue fv;
       for (int g = 0; g <= groups; ++g) {
         VarBind b;
-        b.sql = f + "_group(" + xs[0].sql + ", " + xs[1].sql + ", " + std::to_string(g) + ")";
+        b.sql = Expr::Call(find ? Fn::kReFindGroup : Fn::kReMatchesGroup,
+                           {xs[0].sql, xs[1].sql, std::to_string(g)});
         b.type = VT::kString;
         b.deps = deps_of(xs);
         fv.values.push_back(std::move(b));
@@ -476,7 +497,8 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       fv.required_part = 0;
       return fv;
     }
-    return result(f + "(" + xs[0].sql + ", " + xs[1].sql + ")", VT::kString, xs, true);
+    return result(Expr::Call(find ? Fn::kReFind : Fn::kReMatches, {xs[0].sql, xs[1].sql}),
+                  VT::kString, xs, true);
   }
   if (fn == "re-pattern") {  // patterns are strings: (re-find ?re ?s) takes either
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
@@ -509,68 +531,65 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     MENTAT_RETURN_IF_ERROR(require_numbers(xs));
     VT t = num_type(xs);
     if (t == VT::kNumeric && xs.empty()) t = VT::kLong;
-    Expr sql;
+    std::vector<Expr> operands;
+    for (const VarBind& x : xs) operands.push_back(x.sql);
     if (fn == "+" || fn == "*") {
       if (xs.empty()) return result(fn == "+" ? "0" : "1", VT::kLong, xs, false);
-      for (size_t i = 0; i < n; ++i) sql += (i ? " " + fn + " " : "") + xs[i].sql;
-      return result(sql, t, xs, true);
+      return result(Expr::Call(fn == "+" ? Fn::kAdd : Fn::kMul, operands), t, xs, true);
     }
     if (fn == "-") {
-      if (n == 1) return result("- " + xs[0].sql, t, xs, false);
-      for (size_t i = 0; i < n; ++i) sql += (i ? " - " : "") + xs[i].sql;
-      return result(sql, t, xs, true);
+      if (n == 1) return result(Expr::Call(Fn::kNeg, operands), t, xs, false);
+      return result(Expr::Call(Fn::kSub, operands), t, xs, true);
     }
     if (fn == "/") {
-      if (n == 1) return result("1.0 / " + xs[0].sql, VT::kDouble, xs, true);
+      if (n == 1) return result(Expr::Call(Fn::kDiv, {"1.0", xs[0].sql}), VT::kDouble, xs, true);
       if (t == VT::kDouble) {
-        sql = "CAST(" + xs[0].sql + " AS REAL)";
-        for (size_t i = 1; i < n; ++i) sql += " / " + xs[i].sql;
-        return result(sql, VT::kDouble, xs, true);
+        operands[0] = Expr::Call(Fn::kCastReal, {operands[0]});
+        return result(Expr::Call(Fn::kDiv, operands), VT::kDouble, xs, true);
       }
       // Clojure's (/ 7 2) is a ratio; mentat gives a long when exact, else a double.
-      sql = xs[0].sql;
-      for (size_t i = 1; i < n; ++i) sql = "mentat_div(" + sql + ", " + xs[i].sql + ")";
+      Expr sql = xs[0].sql;
+      for (size_t i = 1; i < n; ++i) sql = Expr::Call(Fn::kExactDiv, {sql, xs[i].sql});
       return result(sql, VT::kNumeric, xs, true);
     }
-    if (fn == "quot") return result(xs[0].sql + " / " + xs[1].sql, t, xs, true);
-    if (fn == "rem") return result(xs[0].sql + " % " + xs[1].sql, t, xs, true);
-    if (fn == "mod")
-      return result("((" + xs[0].sql + " % " + xs[1].sql + ") + " + xs[1].sql + ") % " + xs[1].sql,
-                    t, xs, true);
-    if (fn == "inc") return result(xs[0].sql + " + 1", t, xs, true);
-    if (fn == "dec") return result(xs[0].sql + " - 1", t, xs, true);
-    if (fn == "abs") return result("abs(" + xs[0].sql + ")", t, xs, true);
+    if (fn == "quot") return result(Expr::Call(Fn::kDiv, operands), t, xs, true);
+    if (fn == "rem") return result(Expr::Call(Fn::kMod, operands), t, xs, true);
+    if (fn == "mod") {
+      // Clojure's mod takes the divisor's sign: ((a % b) + b) % b.
+      Expr rem = "(" + Expr::Call(Fn::kMod, operands) + ")";
+      return result(
+          Expr::Call(Fn::kMod, {"(" + Expr::Call(Fn::kAdd, {rem, xs[1].sql}) + ")", xs[1].sql}), t,
+          xs, true);
+    }
+    if (fn == "inc") return result(Expr::Call(Fn::kAdd, {xs[0].sql, "1"}), t, xs, true);
+    if (fn == "dec") return result(Expr::Call(Fn::kSub, {xs[0].sql, "1"}), t, xs, true);
+    if (fn == "abs") return result(Expr::Call(Fn::kAbs, operands), t, xs, true);
     if (n == 1) return result(xs[0].sql, t, xs, false);
-    for (size_t i = 0; i < n; ++i) sql += (i ? ", " : "") + xs[i].sql;
-    return result(fn + "(" + sql + ")", t, xs, false);
+    return result(Expr::Call(fn == "max" ? Fn::kMax : Fn::kMin, operands), t, xs, false);
   }
   if (fn == "str") {
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     if (xs.empty()) return result("''", VT::kString, xs, false);
-    Expr sql;
-    for (size_t i = 0; i < n; ++i) {
-      Expr part = xs[i].sql == "NULL" ? "''" : StrOf(xs[i]);
-      sql += (i ? " || " : "") + part;
-    }
-    return result(sql, VT::kString, xs, false);
+    std::vector<Expr> parts;
+    for (size_t i = 0; i < n; ++i) parts.push_back(xs[i].sql == "NULL" ? "''" : StrOf(xs[i]));
+    return result(Expr::Call(Fn::kConcat, std::move(parts)), VT::kString, xs, false);
   }
   if (fn == "subs") {
     MENTAT_RETURN_IF_ERROR(arity(2, 3));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kAny));
     if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
       return ClauseError(Code::kSchema, c.form, "type mismatch: subs expects a string");
-    Expr sql =
-        "mentat_subs(" + xs[0].sql + ", " + xs[1].sql + (n == 3 ? ", " + xs[2].sql : Expr()) + ")";
-    return result(sql, VT::kString, xs, true);
+    std::vector<Expr> operands;
+    for (const VarBind& x : xs) operands.push_back(x.sql);
+    return result(Expr::Call(Fn::kSubs, std::move(operands)), VT::kString, xs, true);
   }
   if (fn == "lower-case" || fn == "upper-case" || fn == "trim") {
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
     MENTAT_ASSIGN_OR_RETURN(auto xs, args(VT::kString));
     if (IsStatic(xs[0].type) && xs[0].type != VT::kString)
       return ClauseError(Code::kSchema, c.form, "type mismatch: " + c.fn + " expects a string");
-    std::string f =
-        fn == "lower-case" ? "mentat_lower" : (fn == "upper-case" ? "mentat_upper" : "trim");
-    return result(f + "(" + xs[0].sql + ")", VT::kString, xs, false);
+    Fn f = fn == "lower-case" ? Fn::kLower : (fn == "upper-case" ? Fn::kUpper : Fn::kTrim);
+    return result(Expr::Call(f, {xs[0].sql}), VT::kString, xs, false);
   }
   if (fn == "count") {
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
@@ -581,7 +600,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       return ClauseError(Code::kSchema, c.form,
                          "type mismatch: count expects a string or a tuple, got a " +
                              std::string(VTName(xs[0].type)));
-    return result("length(" + xs[0].sql + ")", VT::kLong, xs, false);
+    return result(Expr::Call(Fn::kLength, {xs[0].sql}), VT::kLong, xs, false);
   }
   if (fn == "contains?" && n == 2 && c.args[0].is_const() &&
       (c.args[0].value.is_set() || c.args[0].value.is_vector())) {
@@ -593,7 +612,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
     if (!c.args[1].is_var() && !c.args[1].is_const())
       return ClauseError(Code::kInvalidArgument, c.form, "contains? needs a value to look for");
     MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(s, c.args[1], VT::kAny, c.form));
-    Expr list;
+    std::vector<Expr> in = {x.sql};
     for (const edn::Value& v : c.args[0].value.items()) {
       if (v.is_nil() || v.is_seq() || v.is_map()) continue;
       VT w = IsStatic(x.type) ? x.type : VT::kAny;
@@ -602,9 +621,10 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
             (w == VT::kDouble && NaturalType(v) == VT::kLong)))
         continue;  // a value of another type is never equal
       MENTAT_ASSIGN_OR_RETURN(VarBind lit, ArgBind(s, Term::Const(v), w, c.form));
-      list += (list.empty() ? "" : ", ") + lit.sql;
+      in.push_back(lit.sql);
     }
-    return result(list.empty() ? "0" : x.sql + " IN (" + list + ")", VT::kBoolean, {x}, false);
+    return result(in.size() == 1 ? Expr("0") : Expr::Call(Fn::kIn, std::move(in)), VT::kBoolean,
+                  {x}, false);
   }
   if (fn == "tuple" || fn == "vector") {  // vector: DataScript's name
     MENTAT_RETURN_IF_ERROR(arity(1, SIZE_MAX));
@@ -661,13 +681,13 @@ Result<Analyzer::FnValue> Analyzer::UntupleStored(const Clause& c, const VarBind
   FnValue fv;
   for (size_t i = 0; i < types.size(); ++i) {
     VarBind p;
-    p.sql = "mentat_tuple_get(" + t.sql + ", " + std::to_string(i) + ")";
+    p.sql = Expr::Call(Fn::kTupleGet, {t.sql, std::to_string(i)});
     p.deps = t.deps;
     if (types[i]) {
       p.type = FromValueType(*types[i]);
     } else {
       p.type = VT::kDynamic;
-      p.attr = "mentat_tuple_type(" + t.sql + ", " + std::to_string(i) + ")";
+      p.attr = Expr::Call(Fn::kTupleType, {t.sql, std::to_string(i)});
     }
     fv.values.push_back(std::move(p));
   }

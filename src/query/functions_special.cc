@@ -201,7 +201,7 @@ Status Analyzer::TxIds(const Clause& c, Scope* s) {
     item.plan.attr = ids::kTxInstant;
     item.plan.a = PlanInfo::Pos::kConst;
     item.plan.v_range = true;
-    item.conds.push_back(Col(id, "a") + " = " + IntLit(ids::kTxInstant));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(id, "a"), IntLit(ids::kTxInstant)}));
     if (!c.binding.vars.empty() && c.binding.vars[0] != "_") {
       item.plan.e = PlanInfo::Pos::kVar;
       item.plan.e_var = c.binding.vars[0];
@@ -215,7 +215,7 @@ Status Analyzer::TxIds(const Clause& c, Scope* s) {
     if (IsStatic(x.type) && x.type != VT::kInstant && x.type != VT::kLong && x.type != VT::kRef)
       return ClauseError(Code::kSchema, c.form, "tx-ids takes tx ids or instants");
     std::string col = x.type == VT::kInstant ? "v" : "e";
-    unit_->items[id].conds.push_back(Col(id, col) + (k == 1 ? " >= " : " < ") + x.sql);
+    unit_->items[id].conds.push_back(Expr::Call(k == 1 ? Fn::kGe : Fn::kLt, {Col(id, col), x.sql}));
   }
   const std::string& var = b.vars.empty() ? std::string("_") : b.vars[0];
   if (var != "_") unit_->items[id].plan.binds.push_back(var);
@@ -237,11 +237,11 @@ Status Analyzer::TxData(const Clause& c, Scope* s) {
     Item& item = unit_->items[id];
     for (const views::Branch& b : views::TxBranches()) {
       // Each of its conds is on the transaction (Bound::kTx): an expression here.
-      Expr conds;
+      std::vector<Expr> conds;
       for (const views::Cond& cd : b.conds)
-        conds +=
-            (conds.empty() ? "" : " AND ") + Expr(t + "." + cd.column) + " " + cd.op + " " + tx.sql;
-      Variant v{b.table, {conds}, {{"added", b.added ? "1" : "0"}}, -1};
+        conds.push_back(Expr::Call(CompareFn(cd.op), {t + "." + cd.column, tx.sql}));
+      Variant v{
+          b.table, {Expr::Call(Fn::kAnd, std::move(conds))}, {{"added", b.added ? "1" : "0"}}, -1};
       if (b.tx_column != std::string("tx")) v.cols["tx"] = t + "." + b.tx_column;
       item.variants.push_back(std::move(v));
     }
@@ -284,7 +284,10 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
   {
     Item& item = unit_->items[f];
     item.variants.push_back(
-        Variant{"fulltext", {"t" + std::to_string(f) + ".fulltext MATCH " + q.sql}, {}, -1});
+        Variant{"fulltext",
+                {Expr::Call(Fn::kMatch, {"t" + std::to_string(f) + ".fulltext", q.sql})},
+                {},
+                -1});
     item.plan.fixed_rows = 50;
     if (c.args[2].is_var()) item.plan.needs.push_back(c.args[2].name);
   }
@@ -292,16 +295,16 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
   {
     Item& item = unit_->items[d];
     item.variants.push_back(Variant{"fulltext_docs", {}, {}, -1});
-    item.conds.push_back(Col(d, "id") + " = " + Col(f, "rowid"));
-    item.conds.push_back(Col(d, "a") + " = " + IntLit(attr->id));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(d, "id"), Col(f, "rowid")}));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(d, "a"), IntLit(attr->id)}));
     item.plan.fixed_rows = 1;
     item.plan.after.push_back(f);
   }
   int p = ViewItem(src, shape, c.form, s);
   {
     Item& item = unit_->items[p];
-    item.conds.push_back(Col(p, "e") + " = " + Col(d, "e"));
-    item.conds.push_back(Col(p, "a") + " = " + IntLit(attr->id));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(p, "e"), Col(d, "e")}));
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(p, "a"), IntLit(attr->id)}));
     item.conds.push_back(EqCond(*unit_->dialect, Col(p, "v"), Col(d, "text")));
     item.plan.fixed_rows = 1;
     item.plan.after.push_back(d);
@@ -326,7 +329,7 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
         break;
       default:
         x = ViewColumn(f, "rowid", VT::kDouble);
-        x.sql = "(-bm25(" + Col(f, "fulltext") + "))";
+        x.sql = Expr::Call(Fn::kRank, {Col(f, "fulltext")});
         item = f;
         break;
     }
@@ -366,8 +369,12 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
       return ClauseError(Code::kSchema, c.form,
                          "type mismatch: get-else default must be a " + std::string(VTName(t)));
     VarBind out;
-    out.sql = "COALESCE((SELECT v FROM " + ViewTable(src, false) + " WHERE e = " + e.sql +
-              " AND a = " + IntLit(a->id) + " LIMIT 1), " + def.sql + ")";
+    out.sql = Expr::Call(Fn::kCoalesce,
+                         {"(SELECT v FROM " + ViewTable(src, false) + " WHERE " +
+                              Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {"e", e.sql}),
+                                                    Expr::Call(Fn::kEq, {"a", IntLit(a->id)})}) +
+                              " LIMIT 1)",
+                          def.sql});
     out.type = t;
     out.deps = e.deps;
     out.deps.insert(def.deps.begin(), def.deps.end());
@@ -404,20 +411,24 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
     int id = ViewItem(src, shape, c.form, s);
     Item& item = unit_->items[id];
     item.kind = Item::Kind::kOther;
-    item.conds.push_back(Col(id, "e") + " = " + e.sql);
+    item.conds.push_back(Expr::Call(Fn::kEq, {Col(id, "e"), e.sql}));
     // Its attribute is one of them, and the entity has none of those before it.
-    std::string in;
-    Expr first;
+    std::vector<Expr> firsts;
+    std::vector<Expr> in = {Col(id, "a")}, earlier = {"g.a"};
     for (Entid a : attrs) {
-      first += (first.empty() ? "(" : " OR (") + Col(id, "a") + " = " + IntLit(a) +
-               (in.empty() ? ""
-                           : " AND NOT EXISTS (SELECT 1 FROM " + view +
-                                 " AS g WHERE g.e = " + e.sql + " AND g.a IN (" + in + "))") +
-               ")";
-      in += (in.empty() ? "" : ", ") + IntLit(a);
+      Expr is_a = Expr::Call(Fn::kEq, {Col(id, "a"), IntLit(a)});
+      if (earlier.size() > 1)
+        is_a = Expr::Call(Fn::kAnd,
+                          {is_a, "NOT EXISTS (SELECT 1 FROM " + view + " AS g WHERE " +
+                                     Expr::Call(Fn::kAnd, {Expr::Call(Fn::kEq, {"g.e", e.sql}),
+                                                           Expr::Call(Fn::kIn, earlier)}) +
+                                     ")"});
+      firsts.push_back("(" + is_a + ")");
+      in.push_back(IntLit(a));
+      earlier.push_back(IntLit(a));
     }
-    item.conds.push_back(Col(id, "a") + " IN (" + in + ")");
-    item.conds.push_back("(" + first + ")");
+    item.conds.push_back(Expr::Call(Fn::kIn, std::move(in)));
+    item.conds.push_back("(" + Expr::Call(Fn::kOr, std::move(firsts)) + ")");
     item.plan.fixed_rows = 1;
     if (c.args[1].is_var()) item.plan.needs.push_back(c.args[1].name);
     for (int d : e.deps) item.plan.after.push_back(d);

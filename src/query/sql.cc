@@ -120,6 +120,13 @@ struct Emitter {
         case Expr::Part::Kind::kGenerator:
           out += Generator(p.id, assign);
           break;
+        case Expr::Part::Kind::kCall: {
+          std::vector<std::string> args;
+          args.reserve(p.args.size());
+          for (const Expr& a : p.args) args.push_back(Resolve(a, assign));
+          out += unit.dialect->Call(p.fn, args);
+          break;
+        }
       }
     }
     return out;
@@ -248,6 +255,8 @@ void Refs(const Unit& unit, const Expr& e, const std::set<int>& in, std::set<int
   for (const Expr::Part& p : e.parts()) {
     if (p.kind == Expr::Part::Kind::kColumn) {
       if (in.count(p.id)) out->insert(p.id);
+    } else if (p.kind == Expr::Part::Kind::kCall) {
+      for (const Expr& a : p.args) Refs(unit, a, in, out, depth);
     } else if (p.kind != Expr::Part::Kind::kText && depth < 32) {
       const Block& b = unit.blocks[static_cast<size_t>(p.id)];
       for (const auto& w : b.where) Refs(unit, w, in, out, depth + 1);
