@@ -24,6 +24,9 @@ namespace {
 // A level of at most this many entities across several patterns reads their forward
 // datoms with one statement (Executor::RunLevel).
 constexpr size_t kSharedLevelEntities = 4096;
+// ... with a UNION ALL arm per pattern, for at most this many patterns (SQLite allows 500
+// arms in a compound SELECT).
+constexpr size_t kSharedLevelArms = 64;
 
 const edn::Value& DbIdKey() {
   static const edn::Value* k = new edn::Value(edn::Value::Keyword("db/id"));
@@ -75,31 +78,54 @@ std::string InList(const std::vector<Entid>& ids) {
   return s + ")";
 }
 
+// Entities (sorted, distinct) and the attributes to read of them (all when empty).
+struct Group {
+  std::vector<Entid> eids;
+  std::vector<Entid> attrs;
+};
+
 // Streams the rows of `eids` (sorted, distinct), forward or reverse, restricted to
 // `attrs` when not empty, in (e, a, v) order.
 class Cursor {
  public:
   Status Open(storage::Connection* c, const Schema& schema, const ResolvedView& view, bool reverse,
               const std::vector<Entid>& eids, const std::vector<Entid>& attrs) {
+    return OpenGroups(c, schema, view, reverse, {{eids, attrs}});
+  }
+
+  // Several (entities, attributes) groups read with one statement, their rows merged in
+  // order: each group's entities by its own attributes only (not their cross product).
+  // Rows two groups both read come twice, adjacent. An empty attribute list reads every
+  // attribute.
+  Status OpenGroups(storage::Connection* c, const Schema& schema, const ResolvedView& view,
+                    bool reverse, const std::vector<Group>& groups) {
     schema_ = &schema;
     reverse_ = reverse;
-    if (eids.empty()) {
+    std::vector<const Group*> live;
+    for (const Group& g : groups)
+      if (!g.eids.empty()) live.push_back(&g);
+    if (live.empty()) {
       done_ = true;
       return Status::OK();
     }
     const char* ecol = reverse ? "v" : "e";
-    std::string where = eids.size() == 1
-                            ? std::string(ecol) + " = ?1"
-                            : std::string(ecol) + " IN (SELECT value FROM json_each(?1))";
-    if (!attrs.empty())
-      where = (reverse ? "a" + InList(attrs) + " AND " : "") + where +
-              (reverse ? "" : " AND a" + InList(attrs));
     std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
-    // Reverse attributes are refs, whose values are indexed.
-    AttrIndex index = !reverse        ? AttrIndex::kNone
-                      : attrs.empty() ? AttrIndex::kBoth
-                                      : AttrIndex::kAvet;
-    sql += ViewSql(view, where, index);
+    for (size_t k = 0; k < live.size(); ++k) {
+      const Group& g = *live[k];
+      const std::string param = "?" + std::to_string(k + 1);
+      std::string where =
+          g.eids.size() == 1
+              ? std::string(ecol) + " = " + param
+              : std::string(ecol) + " IN (SELECT value FROM json_each(" + param + "))";
+      if (!g.attrs.empty())
+        where = (reverse ? "a" + InList(g.attrs) + " AND " : "") + where +
+                (reverse ? "" : " AND a" + InList(g.attrs));
+      // Reverse attributes are refs, whose values are indexed.
+      AttrIndex index = !reverse          ? AttrIndex::kNone
+                        : g.attrs.empty() ? AttrIndex::kBoth
+                                          : AttrIndex::kAvet;
+      sql += (k ? " UNION ALL " : "") + ViewSql(view, where, index);
+    }
     sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
     // Statements over the current view are cached; as-of and since statements embed their
     // time point, so they are prepared per call rather than piling up in the cache.
@@ -111,10 +137,13 @@ class Cursor {
       MENTAT_ASSIGN_OR_RETURN(fresh_, c->Prepare(sql));
       s_ = &fresh_;
     }
-    if (eids.size() == 1) {
-      s_->BindInt(1, eids[0]);
-    } else {
-      s_->BindText(1, JsonIds(eids));
+    for (size_t k = 0; k < live.size(); ++k) {
+      const int param = static_cast<int>(k + 1);
+      if (live[k]->eids.size() == 1) {
+        s_->BindInt(param, live[k]->eids[0]);
+      } else {
+        s_->BindText(param, JsonIds(live[k]->eids));
+      }
     }
     return Advance();
   }
@@ -263,26 +292,52 @@ class Executor {
       g.push_back(n);
     }
     // Several patterns at one level (the refs of a nested pull: an assignee's name, a
-    // parent's title, labels' names) read their forward datoms with one statement over
-    // all their entities and attributes, when the level is small enough to hold.
+    // parent's title, labels' names) read their forward datoms with one statement, when
+    // the level is small enough to hold: each pattern's entities by its own attributes
+    // (a UNION ALL arm per pattern), or, with a wildcard among them, every attribute of
+    // all their entities.
     std::optional<std::vector<Row>> shared;
     if (order.size() > 1) {
-      std::vector<Entid> all, attrs;
+      std::vector<Group> parts;
+      std::vector<Entid> all;
       bool wildcard = false;
       for (const Pattern* p : order) {
         if (!p->wildcard && p->forward_attrs.empty()) continue;
         wildcard = wildcard || p->wildcard;
-        attrs.insert(attrs.end(), p->forward_attrs.begin(), p->forward_attrs.end());
-        for (size_t n : groups[p]) all.push_back(nodes_[n].e);
+        Group g;
+        for (size_t n : groups[p]) g.eids.push_back(nodes_[n].e);
+        std::sort(g.eids.begin(), g.eids.end());
+        g.eids.erase(std::unique(g.eids.begin(), g.eids.end()), g.eids.end());
+        g.attrs = p->forward_attrs;
+        std::sort(g.attrs.begin(), g.attrs.end());
+        g.attrs.erase(std::unique(g.attrs.begin(), g.attrs.end()), g.attrs.end());
+        all.insert(all.end(), g.eids.begin(), g.eids.end());
+        parts.push_back(std::move(g));
       }
       std::sort(all.begin(), all.end());
       all.erase(std::unique(all.begin(), all.end()), all.end());
-      std::sort(attrs.begin(), attrs.end());
-      attrs.erase(std::unique(attrs.begin(), attrs.end()), attrs.end());
       if (!all.empty() && all.size() <= kSharedLevelEntities) {
+        if (wildcard) {
+          parts = {Group{all, {}}};
+        } else if (parts.size() > kSharedLevelArms) {
+          Group one{all, {}};
+          for (const Group& g : parts)
+            one.attrs.insert(one.attrs.end(), g.attrs.begin(), g.attrs.end());
+          std::sort(one.attrs.begin(), one.attrs.end());
+          one.attrs.erase(std::unique(one.attrs.begin(), one.attrs.end()), one.attrs.end());
+          parts = {std::move(one)};
+        }
         shared.emplace();
-        MENTAT_RETURN_IF_ERROR(FetchRows(c_, schema_, view_, false, all,
-                                         wildcard ? std::vector<Entid>{} : attrs, &*shared));
+        Cursor cursor;
+        MENTAT_RETURN_IF_ERROR(cursor.OpenGroups(c_, schema_, view_, false, parts));
+        MENTAT_RETURN_IF_ERROR(cursor.TakeAll(&*shared));
+        // Drop the second of a datom two patterns both read.
+        if (parts.size() > 1)
+          shared->erase(std::unique(shared->begin(), shared->end(),
+                                    [](const Row& x, const Row& y) {
+                                      return x.e == y.e && x.a == y.a && x.v == y.v;
+                                    }),
+                        shared->end());
       }
     }
     for (const Pattern* p : order)

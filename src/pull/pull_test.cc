@@ -176,6 +176,36 @@ TEST(Pull, BatchedStatementsPerLevelNotPerEntity) {
   EXPECT_EQ(out[299].get_keyword("issue/title")->str(), "t299");
 }
 
+TEST(Pull, OneEntityUnderTwoPatternsOfALevelGetsEachItsOwnAttributesOnce) {
+  // The level's patterns read with one statement, an arm per pattern: U is under both
+  // (through :issue/assignee and :node/next), and both want its tags.
+  auto s = Open();
+  Entid i = Tx(s.get(),
+               R"([{:db/id "u" :user/email "u@x" :user/name "U" :user/tag [1 2]}
+                   {:db/id "l" :label/name "bug"}
+                   {:db/id "i" :issue/title "t" :issue/assignee "u" :node/next "u"
+                    :issue/label "l"}])",
+               "i");
+  auto v = s->pull(
+      "[{:issue/assignee [:user/tag]} {:node/next [:user/tag :user/name]} "
+      "{:issue/label [:label/name]}]",
+      Value::Int(i));
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(edn::Print(*v),
+            edn::Print(
+                V("{:issue/assignee {:user/tag [1 2]} :node/next {:user/tag [1 2] :user/name \"U\"}"
+                  " :issue/label [{:label/name \"bug\"}]}")));
+  // The same over a database value as of now (the view's own SQL in each arm).
+  Db db = s->db();
+  Db asof = db.as_of(TxPoint::Tx(*db.basis()));
+  auto w = asof.pull(
+      "[{:issue/assignee [:user/tag]} {:node/next [:user/tag :user/name]} "
+      "{:issue/label [:label/name]}]",
+      Value::Int(i));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ(edn::Print(*w), edn::Print(*v));
+}
+
 TEST(Pull, CheckStopsALongPull) {
   auto s = Open();
   std::string tx = "[";
