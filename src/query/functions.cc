@@ -217,6 +217,9 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
   const VarBind& v = fv.values[0];
   if (v.type == VT::kBoolean) {
     AddWhere(s, "(" + v.sql + ")");
+  } else if (v.type == VT::kString) {
+    // A string is true unless nil (one evaluation: a string is never 0).
+    AddWhere(s, Expr::Call(Fn::kIsNotNull, {"(" + v.sql + ")"}));
   } else {
     AddWhere(s, Expr::Call(Fn::kAnd, {Expr::Call(Fn::kIsNotNull, {"(" + v.sql + ")"}),
                                       Expr::Call(Fn::kIsNot, {"(" + v.sql + ")", "0"})}));
@@ -450,6 +453,16 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
         return ClauseError(Code::kSchema, c.form,
                            "type mismatch: " + c.fn + " expects strings, got a " + VTName(x.type));
     const Expr &a = xs[0].sql, &b = xs[1].sql;
+    if (fn != "includes?" && c.args[1].is_const() && c.args[1].value.is_string()) {
+      // A constant suffix or prefix: its length is known, so one substr compares.
+      const std::string& lit = c.args[1].value.str();
+      int64_t chars = 0;  // characters, as SQL's length counts them
+      for (unsigned char ch : lit) chars += (ch & 0xC0) != 0x80;
+      if (chars == 0) return result("1", VT::kBoolean, xs, false);
+      Expr part = fn == "starts-with?" ? Expr::Call(Fn::kSubstr, {a, "1", std::to_string(chars)})
+                                       : Expr::Call(Fn::kSubstr, {a, std::to_string(-chars)});
+      return result(Expr::Call(Fn::kEq, {part, b}), VT::kBoolean, xs, false);
+    }
     const Expr len_a = Expr::Call(Fn::kLength, {a}), len_b = Expr::Call(Fn::kLength, {b});
     Expr sql =
         fn == "starts-with?" ? Expr::Call(Fn::kEq, {Expr::Call(Fn::kSubstr, {a, "1", len_b}), b})

@@ -378,7 +378,8 @@ Status Analyzer::SpecialFunction(const Clause& c, Scope* s, bool* handled) {
     out.type = t;
     out.deps = e.deps;
     out.deps.insert(def.deps.begin(), def.deps.end());
-    return BindResult(c, s, c.binding, {out}, true);
+    // Never NULL: a nil default is refused, and a datom has a value.
+    return BindResult(c, s, c.binding, {out}, def.sql == "NULL");
   }
   if (fn == "get-some") {
     if (c.args.size() < 3 || !IsSource(c.args[0]))

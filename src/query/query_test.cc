@@ -261,6 +261,32 @@ TEST_F(EngineTest, QuerySizeLimitsAreCheckedUpFront) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
+// Item 7 of the engine's design: a function's value is computed once per row, not once
+// for the row's filter and again for the result column.
+TEST_F(EngineTest, ExpressionsAreWrittenOncePerRow) {
+  auto count = [](const std::string& hay, const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+    return n;
+  };
+  // get-else is never nil (a nil default is refused), so nothing filters on it.
+  std::string q = "[:find ?x ?n :where [?x :item/name] [(get-else $ ?x :item/n -1) ?n]]";
+  auto ex = ExplainQ(q);
+  ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+  std::string sql = ex->substr(ex->find("sql:"));
+  sql = sql.substr(0, sql.find('\n', 5));
+  EXPECT_EQ(count(sql, "COALESCE"), 1u) << sql;
+  auto r = Q("[:find ?n . :where [?x :item/name \"y\"] [(get-else $ ?x :item/n -1) ?n]]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), "2");
+  // A string predicate (re-find) is tested by one call per row.
+  auto re = ExplainQ("[:find ?m :where [?x :item/name ?m] [(re-find \"^x\" ?m)]]");
+  ASSERT_TRUE(re.ok()) << re.status().ToString();
+  std::string re_sql = re->substr(re->find("sql:"));
+  re_sql = re_sql.substr(0, re_sql.find('\n', 5));
+  EXPECT_EQ(count(re_sql, "mentat_re_find("), 1u) << re_sql;
+}
+
 TEST_F(EngineTest, ResultShapesAndColumns) {
   auto r = Q("[:find ?n (count ?e) :where [?e :item/name ?n]]");
   ASSERT_TRUE(r.ok());

@@ -239,14 +239,31 @@ bool Subject(sqlite3_context* ctx, sqlite3_value** argv, std::string_view* s) {
   return true;
 }
 
+// mentat_re_find(pattern, s) / mentat_re_matches: the match, NULL when there is none.
+// A function bound to a variable is called for the row's filter (IS NOT NULL) and again
+// for its value: the last match is kept per thread, so the pattern runs once per row.
+struct LastMatch {
+  RegexPtr re;
+  bool whole = false;
+  std::string subject;
+  std::optional<std::string> match;
+};
+
 void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
   RegexPtr re = RegexArg(ctx, argv);
   std::string_view s;
   if (!re || !Subject(ctx, argv, &s)) return;
-  regex::Match m;
-  bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
-  if (!ok) return sqlite3_result_null(ctx);
-  ResultString(ctx, std::string(*m.groups[0]));
+  thread_local LastMatch last;
+  if (last.re != re || last.whole != whole || last.subject != s) {
+    regex::Match m;
+    bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
+    last.match = ok ? std::optional<std::string>(std::string(*m.groups[0])) : std::nullopt;
+    last.re = re;
+    last.whole = whole;
+    last.subject.assign(s);
+  }
+  if (!last.match) return sqlite3_result_null(ctx);
+  ResultString(ctx, *last.match);
 }
 
 // mentat_re_find_group(pattern, s, i) / mentat_re_matches_group: group i of the match
