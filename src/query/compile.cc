@@ -29,6 +29,7 @@ bool NeedsDistinct(const Unit& u, const AnalyzeEnv& env, std::set<std::string> f
       if (it.plan.binds.size() < static_cast<size_t>(env.out->rels[it.rel].arity)) return true;
       continue;
     }
+    if (it.kind == Item::Kind::kComposite && it.exists_filter) continue;  // a test adds no row
     if (it.kind != Item::Kind::kPattern) return true;
     auto sh = env.sources.find(it.plan.src);
     if (sh != env.sources.end() && sh->second.history) return true;
@@ -53,6 +54,7 @@ bool NeedsDistinct(const Unit& u, const AnalyzeEnv& env, std::set<std::string> f
   for (int id : b.items) {
     const Item& it = u.items[id];
     const PlanInfo& p = it.plan;
+    if (it.kind == Item::Kind::kComposite) continue;  // a test (above)
     if (it.kind == Item::Kind::kRel) {
       for (const auto& v : p.binds)
         if (!f.count(v)) return true;
@@ -425,7 +427,9 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
       order_cols.push_back({oc, o.desc});
     }
   }
-  out->distinct = NeedsDistinct(out->main, *env, projected);
+  // The SQL removes duplicate rows unless distinct_elimination (after the other passes,
+  // which place or / rule calls) finds every row unique.
+  out->distinct = true;
   // Aggregates that duplicate rows cannot change (count-distinct, min, max), alone with
   // the grouping elements, need no DISTINCT below them: SQL's own aggregate sees the bag.
   if (has_agg && !cpp && q.with.empty()) {
@@ -500,8 +504,17 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
   // The optimizer (passes.h).
   PassTarget target{&out->main, env, &out->rels, false, &out->cached_attrs};
   out->pass_reports = RunPasses(target, env->use_planner, env->disabled_passes);
-  for (PassReport& rep : out->pass_reports)
+  std::string unique;
+  if (out->distinct && pushed.empty() &&
+      PassEnabled("distinct_elimination", env->use_planner, env->disabled_passes) &&
+      !NeedsDistinct(out->main, *env, projected)) {
+    out->distinct = false;
+    unique = "every row unique by the found variables: no DISTINCT";
+  }
+  for (PassReport& rep : out->pass_reports) {
     if (rep.name == "agg_pushdown" && !pushed.empty()) rep.changes.push_back(pushed);
+    if (rep.name == "distinct_elimination" && !unique.empty()) rep.changes.push_back(unique);
+  }
   if (cpp) {
     // C++ aggregates: the SQL returns the distinct rows of the variables involved.
     out->cpp_mode = true;

@@ -144,6 +144,10 @@ const std::vector<Pass>& OptimizerPasses() {
        AttributeCache},
       {"entity_sets", "a pattern of entities read once as a set filtering the next one", true, true,
        EntitySets},
+      {"distinct_elimination",
+       "no DISTINCT when the found variables determine every row (patterns by their "
+       "cardinality-one and unique attributes; or / rule calls placed as tests add none)",
+       false, false, RunsInCompile},
   };
   return passes;
 }

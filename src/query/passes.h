@@ -35,6 +35,10 @@
 //                   (plan.cc; only when the connection caches it)
 //   entity_sets     a first pattern that only finds entities becomes an in-memory set
 //                   filtering the second pattern's value-index scan (entity_sets.cc)
+//   distinct_elimination  no DISTINCT when the found variables (and inputs) determine
+//                   every row: through cardinality-one and unique attributes, with or /
+//                   rule calls placed as tests adding no row (compile.cc NeedsDistinct);
+//                   disabled, the SQL always removes duplicates
 // Rule bodies of recursive rules get or_joins and join_order only, so far.
 #pragma once
 

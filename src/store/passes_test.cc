@@ -159,6 +159,38 @@ TEST_F(PassesTest, EntitySets) {
                "read once as a set of entities");
 }
 
+TEST_F(PassesTest, DistinctElimination) {
+  // Every row is one issue's (its owner found by a unique email, its title cardinality
+  // one), and the rule call is placed as a test (or_joins off): no DISTINCT.
+  QueryOptions o;
+  o.disabled_passes = {"or_joins"};
+  auto rules = edn::Read("[[(open-urgent ?i) [?i :i/state :open] [?i :i/priority 5]]]");
+  ASSERT_TRUE(rules.ok());
+  o.inputs = {Input(*rules)};
+  std::string q =
+      "[:find ?i ?t :in $ % :where [?u :u/email \"u5\"] [?i :i/owner ?u] (open-urgent ?i) "
+      "[?i :i/title ?t]]";
+  auto rows = Differential("distinct_elimination", q, o, "every row unique by the found variables");
+  o.disabled_passes.push_back("distinct_elimination");  // Differential's `off` is alone
+  EXPECT_EQ(Rows(*store_->q(q, o)), rows);
+  o.disabled_passes = {"or_joins"};
+  EXPECT_FALSE(rows.empty());
+  auto plan = store_->q_explain(q, o);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->find("SELECT DISTINCT"), std::string::npos) << *plan;
+  // Owners of open issues repeat per issue: the DISTINCT stays, and the answer is a set.
+  std::string owners = "[:find ?o :where [?i :i/state :open] [?i :i/owner ?o]]";
+  auto own = store_->q_explain(owners);
+  ASSERT_TRUE(own.ok());
+  EXPECT_NE(own->find("SELECT DISTINCT"), std::string::npos) << *own;
+  EXPECT_EQ(own->find("every row unique"), std::string::npos) << *own;
+  auto r = store_->q(owners);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->rows.size(), 8u);  // owners u0, u5, u10, ... (i % 5 == 0 and i % 40)
+  const std::multiset<std::string> got = Rows(*r);
+  EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), got.size());
+}
+
 // The rewrites that apply to a pattern apply inside a recursive rule's clauses too, and
 // explain shows them under the rule's name. `(r ?i ?x)` is recursive through itself only
 // to make it a derived relation, evaluated clause by clause.
@@ -321,8 +353,9 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   size_t at = plan->find("optimizer passes:\n");
   ASSERT_NE(at, std::string::npos) << *plan;
-  for (const char* p : {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order",
-                        "recursive_cte", "as_of_probes", "attribute_cache", "entity_sets"}) {
+  for (const char* p :
+       {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order", "recursive_cte",
+        "as_of_probes", "attribute_cache", "entity_sets", "distinct_elimination"}) {
     size_t next = plan->find(std::string("  ") + p, at);
     EXPECT_NE(next, std::string::npos) << p << " missing or out of order:\n" << *plan;
     at = next;
