@@ -240,36 +240,11 @@ bool Subject(sqlite3_context* ctx, sqlite3_value** argv, std::string_view* s) {
 }
 
 // mentat_re_find(pattern, s) / mentat_re_matches: the match, NULL when there is none.
-// A function bound to a variable is called for the row's filter (IS NOT NULL) and again
-// for its value: the last match is kept per thread, so the pattern runs once per row.
-struct LastMatch {
-  RegexPtr re;
-  bool whole = false;
-  std::string subject;
-  std::optional<std::string> match;
-};
-
-void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
-  RegexPtr re = RegexArg(ctx, argv);
-  std::string_view s;
-  if (!re || !Subject(ctx, argv, &s)) return;
-  thread_local LastMatch last;
-  if (last.re != re || last.whole != whole || last.subject != s) {
-    regex::Match m;
-    bool ok = whole ? re->FullMatch(s, &m) : re->Find(s, 0, &m);
-    last.match = ok ? std::optional<std::string>(std::string(*m.groups[0])) : std::nullopt;
-    last.re = re;
-    last.whole = whole;
-    last.subject.assign(s);
-  }
-  if (!last.match) return sqlite3_result_null(ctx);
-  ResultString(ctx, *last.match);
-}
-
 // mentat_re_find_group(pattern, s, i) / mentat_re_matches_group: group i of the match
 // (0: the whole match), NULL when there is no match or the group took no part.
-// A row asks for group 0, 1, ... of one subject in turn: the last match is kept per
-// thread, so the pattern runs once per row, not once per group.
+// One row calls them more than once on one subject (the groups in turn; a function bound
+// to a variable for the row's filter, then for its value): the last match is kept per
+// thread, so the pattern runs once per row.
 struct LastGroups {
   RegexPtr re;
   bool whole = false;
@@ -278,11 +253,7 @@ struct LastGroups {
   std::vector<std::optional<std::string>> groups;
 };
 
-void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
-  RegexPtr re = RegexArg(ctx, argv);
-  std::string_view s;
-  if (!re || !Subject(ctx, argv, &s)) return;
-  int64_t g = sqlite3_value_int64(argv[2]);
+const LastGroups& MatchOf(const RegexPtr& re, bool whole, std::string_view s) {
   thread_local LastGroups last;
   if (last.re != re || last.whole != whole || last.subject != s) {
     regex::Match m;
@@ -294,10 +265,30 @@ void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
     last.whole = whole;
     last.subject.assign(s);
   }
+  return last;
+}
+
+void ResultGroup(sqlite3_context* ctx, const RegexPtr& re, bool whole, std::string_view s,
+                 int64_t g) {
+  const LastGroups& last = MatchOf(re, whole, s);
   if (!last.ok || g < 0 || static_cast<size_t>(g) >= last.groups.size() ||
       !last.groups[static_cast<size_t>(g)])
     return sqlite3_result_null(ctx);
   ResultString(ctx, *last.groups[static_cast<size_t>(g)]);
+}
+
+void ReFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
+  RegexPtr re = RegexArg(ctx, argv);
+  std::string_view s;
+  if (!re || !Subject(ctx, argv, &s)) return;
+  ResultGroup(ctx, re, whole, s, 0);
+}
+
+void ReGroupFn(sqlite3_context* ctx, sqlite3_value** argv, bool whole) {
+  RegexPtr re = RegexArg(ctx, argv);
+  std::string_view s;
+  if (!re || !Subject(ctx, argv, &s)) return;
+  ResultGroup(ctx, re, whole, s, sqlite3_value_int64(argv[2]));
 }
 
 void ReFindGroupFn(sqlite3_context* ctx, int, sqlite3_value** argv) { ReGroupFn(ctx, argv, false); }
