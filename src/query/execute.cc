@@ -160,32 +160,34 @@ Status Execution::Prepare() {
     const RelSpec& spec = c_.rels[r];
     if (spec.kind == RelSpec::Kind::kRule) continue;
     auto rel = std::make_unique<Relation>(spec.arity);
-    std::vector<edn::Value> rows;
-    if (spec.kind == RelSpec::Kind::kConst) {
-      rows = spec.const_rows;
-    } else {
+    // The rows, read in place: a constant relation's, or the input's items (each a row of
+    // `arity` cells, or for a collection binding a cell of its own).
+    const std::vector<edn::Value>* rows = &spec.const_rows;
+    bool coll = false;
+    if (spec.kind != RelSpec::Kind::kConst) {
       const edn::Value* in = inputs_[spec.input];
       // :in collections and relations are checked when inputs are matched; a scalar input
       // that ground binds as one is checked here.
       if (!in->is_seq())
         return Status::InvalidArgument("input " + c_.slots[spec.slots[0]].var +
                                        ": expected a collection, got " + edn::Print(*in));
-      for (const edn::Value& item : in->items()) {
-        if (!spec.coll && (!item.is_seq() || item.size() != static_cast<size_t>(spec.arity)))
-          return Status::InvalidArgument("input " + c_.slots[spec.slots[0]].var + ": expected " +
-                                         std::to_string(spec.arity) + "-element rows, got " +
-                                         edn::Print(item));
-        rows.push_back(spec.coll ? edn::Value::Vector({item}) : item);
-      }
+      rows = &in->items();
+      coll = spec.coll;
+      if (!coll)
+        for (const edn::Value& item : *rows)
+          if (!item.is_seq() || item.size() != static_cast<size_t>(spec.arity))
+            return Status::InvalidArgument("input " + c_.slots[spec.slots[0]].var + ": expected " +
+                                           std::to_string(spec.arity) + "-element rows, got " +
+                                           edn::Print(item));
     }
     std::vector<std::optional<VT>> kinds(spec.arity);
     std::vector<DbVal> cells(spec.arity);
-    for (const edn::Value& row : rows) {
+    for (const edn::Value& row : *rows) {
       MENTAT_RETURN_IF_ERROR(intr_.Check());
       bool keep = true;
       for (int k = 0; k < spec.arity; ++k) {
         const Slot& slot = c_.slots[spec.slots[k]];
-        const edn::Value& x = row.items()[k];
+        const edn::Value& x = coll ? row : row.items()[k];
         if (slot.var == "_") {
           cells[k] = DbVal::Int(0);
           continue;

@@ -6,6 +6,16 @@
 
 #include "storage/vfs.h"
 
+#ifdef MENTAT_WITH_PG
+#include "pg/connection.h"
+#else
+// The SQLite extension's build has no PostgreSQL: empty types, never instantiated.
+namespace mentat::pg {
+class Connection {};
+class Statement {};
+}  // namespace mentat::pg
+#endif
+
 namespace mentat::storage {
 
 Status SqliteError(sqlite3* db, int rc, std::string_view what) {
@@ -46,19 +56,63 @@ Status SqliteError(sqlite3* db, int rc, std::string_view what) {
   }
 }
 
+Statement::Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_), pg_(o.pg_) {
+  o.stmt_ = nullptr;
+  o.pg_ = nullptr;
+}
+
 Statement& Statement::operator=(Statement&& o) noexcept {
   if (this != &o) {
-    if (stmt_) sqlite3_finalize(stmt_);
+    this->~Statement();
     db_ = o.db_;
     stmt_ = o.stmt_;
+    pg_ = o.pg_;
     o.stmt_ = nullptr;
+    o.pg_ = nullptr;
   }
   return *this;
 }
 
+#ifdef MENTAT_WITH_PG
+Statement::Statement(std::unique_ptr<pg::Statement> pg) : pg_(pg.release()) {}
+
 Statement::~Statement() {
   if (stmt_) sqlite3_finalize(stmt_);
+  delete pg_;
+  stmt_ = nullptr;
+  pg_ = nullptr;
 }
+
+void Statement::PgBindInt(int i, int64_t v) { pg_->BindInt(i, v); }
+void Statement::PgBindDouble(int i, double v) { pg_->BindDouble(i, v); }
+void Statement::PgBindText(int i, std::string_view v) { pg_->BindText(i, v); }
+void Statement::PgBindBlob(int i, std::string_view v) { pg_->BindBlob(i, v); }
+void Statement::PgBindNull(int i) { pg_->BindNull(i); }
+void Statement::PgReset() { pg_->Reset(); }
+int64_t Statement::PgColumnInt(int i) const { return pg_->ColumnInt(i); }
+double Statement::PgColumnDouble(int i) const { return pg_->ColumnDouble(i); }
+int Statement::PgColumnType(int i) const { return static_cast<int>(pg_->ColumnType(i)); }
+std::string_view Statement::PgColumnText(int i) const { return pg_->ColumnText(i); }
+#else
+// The SQLite extension's build has no PostgreSQL: pg_ is always null.
+Statement::Statement(std::unique_ptr<pg::Statement>) {}
+
+Statement::~Statement() {
+  if (stmt_) sqlite3_finalize(stmt_);
+  stmt_ = nullptr;
+}
+
+void Statement::PgBindInt(int, int64_t) {}
+void Statement::PgBindDouble(int, double) {}
+void Statement::PgBindText(int, std::string_view) {}
+void Statement::PgBindBlob(int, std::string_view) {}
+void Statement::PgBindNull(int) {}
+void Statement::PgReset() {}
+int64_t Statement::PgColumnInt(int) const { return 0; }
+double Statement::PgColumnDouble(int) const { return 0; }
+int Statement::PgColumnType(int) const { return SQLITE_NULL; }
+std::string_view Statement::PgColumnText(int) const { return {}; }
+#endif
 
 namespace {
 thread_local uint64_t tls_steps = 0;
@@ -68,6 +122,9 @@ uint64_t ThreadSteps() { return tls_steps; }
 
 Result<bool> Statement::Step() {
   ++tls_steps;
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->Step();
+#endif
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
@@ -76,6 +133,9 @@ Result<bool> Statement::Step() {
 
 Status Statement::Run() {
   ++tls_steps;
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->Run();
+#endif
   for (;;) {
     int rc = sqlite3_step(stmt_);
     if (rc == SQLITE_DONE) return Status::OK();
@@ -124,12 +184,38 @@ std::unique_ptr<Connection> Connection::Borrow(sqlite3* db) {
   return std::unique_ptr<Connection>(new Connection(db, true));
 }
 
+Connection::Connection(sqlite3* db, bool borrowed) : db_(db), borrowed_(borrowed) {}
+
+Connection::Connection(std::unique_ptr<pg::Connection> pg) : db_(nullptr), pg_(std::move(pg)) {}
+
+#ifdef MENTAT_WITH_PG
+Result<std::unique_ptr<Connection>> Connection::OpenPostgres(const std::string& conninfo) {
+  MENTAT_ASSIGN_OR_RETURN(auto pg, pg::Connection::Open(conninfo));
+  return std::unique_ptr<Connection>(new Connection(std::move(pg)));
+}
+#else
+Result<std::unique_ptr<Connection>> Connection::OpenPostgres(const std::string&) {
+  return Status::Unsupported("PostgreSQL stores cannot be opened from the SQLite extension");
+}
+#endif
+
 Connection::~Connection() {
+  recent_ = {};
   cache_.clear();
-  if (!borrowed_) sqlite3_close_v2(db_);
+  if (db_ && !borrowed_) sqlite3_close_v2(db_);
+}
+
+bool Connection::InTransaction() const {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->InTransaction();
+#endif
+  return sqlite3_txn_state(db_, "main") != SQLITE_TXN_NONE;
 }
 
 Status Connection::Exec(std::string_view sql) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->Exec(sql);
+#endif
   std::string s(sql);
   char* err = nullptr;
   int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
@@ -142,6 +228,9 @@ Status Connection::Exec(std::string_view sql) {
 }
 
 Result<Statement> Connection::Prepare(std::string_view sql) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return Statement(pg_->Prepare(std::string(sql)));
+#endif
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
@@ -171,6 +260,7 @@ Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {
 }
 
 uint32_t Connection::PagerDataVersion() const {
+  if (!db_) return 0;
   unsigned int v = 0;
   if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &v) != SQLITE_OK) return 0;
   return v;
@@ -199,6 +289,7 @@ constexpr const char* kSavepoint = "mentat_txn";
 // point lookup.
 Status Control(Connection* c, const std::string& sql) {
   MENTAT_ASSIGN_OR_RETURN(CachedStatement s, c->Cached(sql));
+  if (c->is_pg()) return s->Run();
   int rc = sqlite3_step(s->get());
   if (rc == SQLITE_DONE || rc == SQLITE_ROW) return Status::OK();
   return SqliteError(c->raw(), rc, "sqlite exec");
@@ -207,6 +298,26 @@ Status Control(Connection* c, const std::string& sql) {
 }  // namespace
 
 Status Transaction::Begin(bool immediate) {
+  if (c_->is_pg()) {
+    if (c_->InTransaction()) {
+      MENTAT_RETURN_IF_ERROR(Control(c_, std::string("SAVEPOINT ") + kSavepoint));
+      mode_ = Mode::kSavepoint;
+    } else {
+      MENTAT_RETURN_IF_ERROR(Control(c_, immediate ? "BEGIN ISOLATION LEVEL READ COMMITTED"
+                                                   : "BEGIN ISOLATION LEVEL REPEATABLE READ"));
+      mode_ = Mode::kBegin;
+      if (immediate) {
+        Status st =
+            Control(c_, "SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLockKey) + ")");
+        if (!st.ok()) {
+          (void)Control(c_, "ROLLBACK");
+          return st;
+        }
+      }
+    }
+    active_ = true;
+    return Status::OK();
+  }
   if (c_->borrowed() && WriterActive(c_->raw())) {
     if (immediate)
       return Status::Unsupported(
@@ -242,7 +353,8 @@ Status Transaction::Rollback() {
     MENTAT_RETURN_IF_ERROR(Control(c_, std::string("ROLLBACK TO ") + kSavepoint));
     return Control(c_, std::string("RELEASE ") + kSavepoint);
   }
-  if (sqlite3_get_autocommit(c_->raw())) return Status::OK();
+  if (c_->is_pg() ? !c_->InTransaction() : sqlite3_get_autocommit(c_->raw()) != 0)
+    return Status::OK();
   return Control(c_, "ROLLBACK");
 }
 

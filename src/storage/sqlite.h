@@ -2,6 +2,12 @@
 //
 // A Connection owns one sqlite3* and a cache of prepared statements keyed by SQL text.
 // A Connection is used by one thread at a time (callers lease it from the store's pool).
+//
+// The same Connection and Statement also drive a PostgreSQL connection (pg/connection.h;
+// not in the SQLite extension's build): every call below that is not marked SQLite-only
+// works on both, with SQLite's `?N` parameters and SQLite's storage classes
+// (SQLITE_INTEGER ... SQLITE_NULL) for column types. A branch on the engine per call,
+// always the same way for one connection, costs SQLite's path no virtual call.
 #pragma once
 
 #include <array>
@@ -13,6 +19,15 @@
 
 #include "mentat/status.h"
 #include "storage/sqlite_api.h"
+
+#ifndef MENTAT_SQLITE_EXTENSION
+#define MENTAT_WITH_PG 1
+#endif
+
+namespace mentat::pg {
+class Connection;
+class Statement;
+}  // namespace mentat::pg
 
 namespace mentat::storage {
 
@@ -27,50 +42,90 @@ class Statement {
  public:
   Statement() = default;
   Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  Statement(Statement&& o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+  // Owns `pg`, a PostgreSQL statement.
+  explicit Statement(std::unique_ptr<pg::Statement> pg);
+  Statement(Statement&& o) noexcept;
   Statement& operator=(Statement&& o) noexcept;
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
   ~Statement();
 
+  // SQLite-only: the statement (nullptr for PostgreSQL).
   sqlite3_stmt* get() const { return stmt_; }
-  explicit operator bool() const { return stmt_ != nullptr; }
+  explicit operator bool() const { return stmt_ != nullptr || pg_ != nullptr; }
+  bool is_pg() const { return pg_ != nullptr; }
 
   // Bind helpers; `i` is 1-based.
-  void BindInt(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void BindDouble(int i, double v) { sqlite3_bind_double(stmt_, i, v); }
+  void BindInt(int i, int64_t v) {
+    if (pg_) return PgBindInt(i, v);
+    sqlite3_bind_int64(stmt_, i, v);
+  }
+  void BindDouble(int i, double v) {
+    if (pg_) return PgBindDouble(i, v);
+    sqlite3_bind_double(stmt_, i, v);
+  }
   void BindText(int i, std::string_view v) {
+    if (pg_) return PgBindText(i, v);
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
   void BindBlob(int i, std::string_view v) {
+    if (pg_) return PgBindBlob(i, v);
     sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
-  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
+  void BindNull(int i) {
+    if (pg_) return PgBindNull(i);
+    sqlite3_bind_null(stmt_, i);
+  }
 
   // Steps once: true when a row is available, false when done; errors as Status.
   Result<bool> Step();
   // Steps to completion, discarding rows.
   Status Run();
   void Reset() {
+    if (pg_) return PgReset();
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);
   }
 
-  int64_t ColumnInt(int i) const { return sqlite3_column_int64(stmt_, i); }
-  double ColumnDouble(int i) const { return sqlite3_column_double(stmt_, i); }
-  int ColumnType(int i) const { return sqlite3_column_type(stmt_, i); }
+  int64_t ColumnInt(int i) const {
+    if (pg_) return PgColumnInt(i);
+    return sqlite3_column_int64(stmt_, i);
+  }
+  double ColumnDouble(int i) const {
+    if (pg_) return PgColumnDouble(i);
+    return sqlite3_column_double(stmt_, i);
+  }
+  int ColumnType(int i) const {
+    if (pg_) return PgColumnType(i);
+    return sqlite3_column_type(stmt_, i);
+  }
   std::string_view ColumnText(int i) const {
+    if (pg_) return PgColumnText(i);
     const unsigned char* p = sqlite3_column_text(stmt_, i);
     return std::string_view(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
   }
   std::string_view ColumnBlob(int i) const {
+    if (pg_) return PgColumnText(i);
     const void* p = sqlite3_column_blob(stmt_, i);
     return std::string_view(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, i));
   }
 
  private:
+  // The PostgreSQL side, out of line (sqlite.cc) so this header needs no libpq.
+  void PgBindInt(int i, int64_t v);
+  void PgBindDouble(int i, double v);
+  void PgBindText(int i, std::string_view v);
+  void PgBindBlob(int i, std::string_view v);
+  void PgBindNull(int i);
+  void PgReset();
+  int64_t PgColumnInt(int i) const;
+  double PgColumnDouble(int i) const;
+  int PgColumnType(int i) const;
+  std::string_view PgColumnText(int i) const;
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  pg::Statement* pg_ = nullptr;  // owned
 };
 
 // A statement borrowed from a Connection's cache; reset (not finalized) on destruction.
@@ -98,12 +153,19 @@ class Connection {
   // are finalized by ClearCache() or the destructor, which the owner must let happen
   // before it closes `db`. REQUIRES: `db` outlives the Connection.
   static std::unique_ptr<Connection> Borrow(sqlite3* db);
+  // Connects to a PostgreSQL database (`conninfo`: a postgresql:// URI or a libpq keyword
+  // string). Unsupported in the SQLite extension's build.
+  static Result<std::unique_ptr<Connection>> OpenPostgres(const std::string& conninfo);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // SQLite-only: the connection (nullptr for PostgreSQL).
   sqlite3* raw() const { return db_; }
   bool borrowed() const { return borrowed_; }
+  // The PostgreSQL connection, or nullptr for SQLite.
+  pg::Connection* pg() const { return pg_.get(); }
+  bool is_pg() const { return pg_ != nullptr; }
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
@@ -120,17 +182,19 @@ class Connection {
   // or `fallback` when there is no row.
   Result<int64_t> QueryInt(const std::string& sql, int64_t fallback);
 
-  // SQLite's data version of the main database (SQLITE_FCNTL_DATA_VERSION): it changes
-  // when a read transaction begins on a store that changed since this connection's last
-  // one, and at this connection's own commits. No statement runs.
+  // SQLite-only: the data version of the main database (SQLITE_FCNTL_DATA_VERSION): it
+  // changes when a read transaction begins on a store that changed since this connection's
+  // last one, and at this connection's own commits. No statement runs. 0 for PostgreSQL.
   uint32_t PagerDataVersion() const;
   // True inside a read or write transaction on the main database.
-  bool InTransaction() const { return sqlite3_txn_state(db_, "main") != SQLITE_TXN_NONE; }
+  bool InTransaction() const;
 
  private:
-  Connection(sqlite3* db, bool borrowed) : db_(db), borrowed_(borrowed) {}
+  Connection(sqlite3* db, bool borrowed);
+  explicit Connection(std::unique_ptr<pg::Connection> pg);
   sqlite3* db_;
   bool borrowed_ = false;
+  std::unique_ptr<pg::Connection> pg_;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   // The last statements Cached returned, checked before the map: a read runs the same few
   // (BEGIN, its query, COMMIT) call after call, and comparing a query's text costs less
@@ -144,6 +208,10 @@ class Connection {
 };
 
 // Transaction guard: Begin starts it, the destructor rolls it back unless committed.
+//
+// On PostgreSQL, Begin(false) is BEGIN ISOLATION LEVEL REPEATABLE READ (one snapshot for
+// every statement of the read) and Begin(true) is BEGIN plus a transaction-level advisory
+// lock that serializes the store's writers without blocking its readers (`WriterLockKey`).
 //
 // On a connection in autocommit mode, Begin is BEGIN [IMMEDIATE] and Commit is COMMIT.
 // On a connection that is already inside a transaction (a borrowed host connection
@@ -163,6 +231,10 @@ class Transaction {
   // True when Begin nested in an enclosing transaction (SAVEPOINT or joined): Commit
   // then does not make the work durable; the enclosing transaction decides.
   bool nested() const { return mode_ == Mode::kSavepoint || mode_ == Mode::kJoined; }
+
+  // The advisory lock key PostgreSQL writers take (a constant: one writer per database at a
+  // time; a schema-per-store layout would hash the schema's name into it).
+  static constexpr int64_t kWriterLockKey = 0x6d656e746174;  // "mentat"
 
  private:
   enum class Mode { kBegin, kSavepoint, kJoined };

@@ -24,7 +24,7 @@ def declarations(source):
     """{subsystem: [deps]} in declaration order, and {target: [subsystems]}."""
     subsystems, views = {}, {}
     text = open(os.path.join(source, "src", "CMakeLists.txt")).read()
-    for m in re.finditer(r"^mentat_subsystem\((\w+)(?:\s+DEPS\s+([\w ]+))?\)", text, re.M):
+    for m in re.finditer(r"^mentat_subsystem\((\w+)(?:\s+CORE_ONLY)?(?:\s+DEPS\s+([\w ]+))?\)", text, re.M):
         deps = m.group(2).split() if m.group(2) else []
         for d in deps:
             if d not in subsystems:

@@ -1,0 +1,836 @@
+#include "pg/connection.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace mentat::pg {
+
+namespace {
+
+// Type OIDs of the parameter kinds (pg_type.h: INT8OID, FLOAT8OID, TEXTOID, BYTEAOID,
+// BOOLOID); a NULL of unknown kind is left for the server to infer (0).
+constexpr Oid kInt8 = 20, kFloat8 = 701, kText = 25, kBytea = 17, kBool = 16, kFloat4 = 700,
+              kInt4 = 23, kInt2 = 21, kVarchar = 1043, kName = 19, kNumeric = 1700, kOid = 26,
+              kJsonb = 3802;
+
+Oid OidOf(Kind k) {
+  switch (k) {
+    case Kind::kInt:
+      return kInt8;
+    case Kind::kReal:
+      return kFloat8;
+    case Kind::kText:
+      return kText;
+    case Kind::kBlob:
+      return kBytea;
+    case Kind::kNull:
+      return 0;
+  }
+  return 0;
+}
+
+void PutBE(std::string* out, uint64_t v, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetBE(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+const char kHex[] = "0123456789abcdef";
+
+// A double as JSON: shortest round-trip digits, with a fraction or exponent always (so it
+// reads back as a double, and `1.0` stays apart from the integer 1 only in kind: PostgreSQL
+// compares them equal, as SQLite does); NaN and infinities, which JSON lacks, as {"d": ...}.
+std::string JsonDouble(double d) {
+  if (std::isnan(d)) return "{\"d\": \"NaN\"}";
+  if (std::isinf(d)) return d > 0 ? "{\"d\": \"Infinity\"}" : "{\"d\": \"-Infinity\"}";
+  char buf[400];
+  // A large integral double in full (numeric prints no exponent, so "1e+300" would read
+  // back as an integer).
+  if (std::fabs(d) >= 1e15 && d == std::trunc(d)) {
+    std::snprintf(buf, sizeof buf, "%.1f", d);
+    return buf;
+  }
+  for (int prec = 15; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, d);
+    if (std::strtod(buf, nullptr) == d) break;
+  }
+  std::string out(buf);
+  if (out.find_first_of(".eE") == std::string::npos) out += ".0";
+  return out;
+}
+
+std::string JsonString(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out.push_back('"');
+  for (unsigned char ch : s) {
+    switch (ch) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (ch < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
+          out += buf;
+        } else {
+          out.push_back(static_cast<char>(ch));
+        }
+    }
+  }
+  out.push_back('"');
+  return out;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+void AppendUtf8(std::string* out, uint32_t cp) {
+  if (cp < 0x80) {
+    out->push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out->push_back(static_cast<char>(0xc0 | (cp >> 6)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else if (cp < 0x10000) {
+    out->push_back(static_cast<char>(0xe0 | (cp >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  } else {
+    out->push_back(static_cast<char>(0xf0 | (cp >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3f)));
+    out->push_back(static_cast<char>(0x80 | (cp & 0x3f)));
+  }
+}
+
+// The JSON string starting at `p` (its opening quote), unescaped.
+std::string JsonUnquote(std::string_view p) {
+  std::string out;
+  out.reserve(p.size());
+  for (size_t i = 1; i < p.size(); ++i) {
+    char ch = p[i];
+    if (ch == '"') break;
+    if (ch != '\\' || i + 1 >= p.size()) {
+      out.push_back(ch);
+      continue;
+    }
+    char e = p[++i];
+    switch (e) {
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'u': {
+        uint32_t cp = 0;
+        for (int k = 0; k < 4 && i + 1 < p.size(); ++k) cp = cp * 16 + HexDigit(p[++i]);
+        if (cp >= 0xd800 && cp < 0xdc00 && i + 6 < p.size() && p[i + 1] == '\\' &&
+            p[i + 2] == 'u') {
+          uint32_t lo = 0;
+          for (int k = 0; k < 4; ++k) lo = lo * 16 + HexDigit(p[i + 3 + k]);
+          cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+          i += 6;
+        }
+        AppendUtf8(&out, cp);
+        break;
+      }
+      default:
+        out.push_back(e);
+    }
+  }
+  return out;
+}
+
+// The JSON value stored for a parameter of `kind` whose binary form is `bytes` (doc/postgres.md
+// "Values"), in jsonb's binary format (a version byte, then the text).
+std::string JsonbOf(Kind kind, const std::string& bytes) {
+  std::string out(1, '\x01');
+  switch (kind) {
+    case Kind::kInt:
+      out += std::to_string(static_cast<int64_t>(GetBE(bytes.data(), 8)));
+      break;
+    case Kind::kReal: {
+      uint64_t bits = GetBE(bytes.data(), 8);
+      double d;
+      std::memcpy(&d, &bits, 8);
+      out += JsonDouble(d);
+      break;
+    }
+    case Kind::kText:
+      out += JsonString(bytes);
+      break;
+    case Kind::kBlob:
+      out += "{\"b\": \"";
+      for (unsigned char b : bytes) {
+        out.push_back(kHex[b >> 4]);
+        out.push_back(kHex[b & 15]);
+      }
+      out += "\"}";
+      break;
+    case Kind::kNull:
+      out += "null";
+      break;
+  }
+  return out;
+}
+
+// The storage class of a jsonb value's text (after the version byte).
+Kind JsonKind(std::string_view t) {
+  if (t.empty()) return Kind::kNull;
+  switch (t[0]) {
+    case '"':
+      return Kind::kText;
+    case '{':
+      return t.find("\"b\"") != std::string_view::npos ? Kind::kBlob : Kind::kReal;
+    case 'n':
+      return Kind::kNull;
+    case 't':
+    case 'f':
+      return Kind::kInt;
+    default:
+      return t.find_first_of(".eE") == std::string_view::npos ? Kind::kInt : Kind::kReal;
+  }
+}
+
+// A numeric in PostgreSQL's binary form (ndigits, weight, sign, dscale, base-10000 digits)
+// as a double, and whether it has no fraction.
+double NumericValue(const char* p, int len, bool* integral) {
+  *integral = true;
+  if (len < 8) return 0;
+  int ndigits = static_cast<int16_t>(GetBE(p, 2));
+  int weight = static_cast<int16_t>(GetBE(p + 2, 2));
+  auto sign = static_cast<uint16_t>(GetBE(p + 4, 2));
+  int dscale = static_cast<int16_t>(GetBE(p + 6, 2));
+  if (sign == 0xC000) {
+    *integral = false;
+    return std::nan("");
+  }
+  if (sign == 0xD000 || sign == 0xF000) {
+    *integral = false;
+    return sign == 0xD000 ? HUGE_VAL : -HUGE_VAL;
+  }
+  *integral = dscale == 0;
+  double v = 0;
+  for (int i = 0; i < ndigits && 8 + 2 * i + 1 < len; ++i)
+    v += static_cast<double>(GetBE(p + 8 + 2 * i, 2)) * std::pow(10000.0, weight - i);
+  return sign == 0x4000 ? -v : v;
+}
+
+// The same numeric as an integer, exactly when it fits.
+int64_t NumericInt(const char* p, int len) {
+  if (len < 8) return 0;
+  int ndigits = static_cast<int16_t>(GetBE(p, 2));
+  int weight = static_cast<int16_t>(GetBE(p + 2, 2));
+  auto sign = static_cast<uint16_t>(GetBE(p + 4, 2));
+  __int128 v = 0;
+  for (int i = 0; i <= weight; ++i) {
+    v *= 10000;
+    if (i < ndigits && 8 + 2 * i + 1 < len) v += static_cast<int64_t>(GetBE(p + 8 + 2 * i, 2));
+  }
+  if (sign == 0x4000) v = -v;
+  return static_cast<int64_t>(v);
+}
+}  // namespace
+
+bool IsPostgresName(std::string_view name) {
+  if (name.rfind("postgresql://", 0) == 0 || name.rfind("postgres://", 0) == 0) return true;
+  size_t eq = name.find('=');
+  if (eq == std::string_view::npos || eq == 0) return false;
+  size_t slash = name.find('/');
+  if (slash != std::string_view::npos && slash < eq) return false;
+  // A keyword string starts with a libpq keyword: letters and underscores, then '='
+  // (optionally after spaces).
+  size_t i = 0;
+  while (i < name.size() && name[i] == ' ') ++i;
+  size_t start = i;
+  while (i < name.size() && (std::isalpha(static_cast<unsigned char>(name[i])) || name[i] == '_'))
+    ++i;
+  if (i == start) return false;
+  while (i < name.size() && name[i] == ' ') ++i;
+  return i < name.size() && name[i] == '=';
+}
+
+Status ErrorStatus(std::string_view sqlstate, std::string_view message) {
+  std::string msg(message);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
+  if (msg.rfind("ERROR:  ", 0) == 0) msg = msg.substr(8);
+  std::string code(sqlstate);
+  if (code == "40001" || code == "40P01" || code == "55P03") return Status::Busy(msg);
+  if (code == "57014") {
+    if (msg.find("statement timeout") != std::string::npos)
+      return Status::Interrupted("interrupted: timeout: " + msg);
+    return Status::Interrupted("interrupted");
+  }
+  if (code.rfind("23", 0) == 0) return Status::Conflict(msg);
+  if (code == "25006") return Status::Unsupported(msg);
+  if (code.rfind("42", 0) == 0) return Status::InvalidArgument(msg);
+  return Status::Io(msg);
+}
+
+std::string PgPlaceholders(std::string_view sql) {
+  std::string out;
+  out.reserve(sql.size() + 8);
+  int next = 1;
+  size_t i = 0;
+  auto copy_until = [&](char close) {
+    out.push_back(sql[i++]);
+    while (i < sql.size()) {
+      char ch = sql[i++];
+      out.push_back(ch);
+      if (ch == close) {
+        if (i < sql.size() && sql[i] == close) {  // a doubled quote stays inside
+          out.push_back(sql[i++]);
+          continue;
+        }
+        return;
+      }
+    }
+  };
+  while (i < sql.size()) {
+    char ch = sql[i];
+    if (ch == '\'' || ch == '"') {
+      copy_until(ch);
+    } else if (ch == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      size_t end = sql.find('\n', i);
+      if (end == std::string_view::npos) end = sql.size();
+      out.append(sql.substr(i, end - i));
+      i = end;
+    } else if (ch == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      size_t end = sql.find("*/", i + 2);
+      end = end == std::string_view::npos ? sql.size() : end + 2;
+      out.append(sql.substr(i, end - i));
+      i = end;
+    } else if (ch == '?') {
+      ++i;
+      size_t start = i;
+      while (i < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i]))) ++i;
+      out.push_back('$');
+      if (i > start) {
+        int n = std::atoi(std::string(sql.substr(start, i - start)).c_str());
+        out.append(sql.substr(start, i - start));
+        next = std::max(next, n + 1);
+      } else {
+        out += std::to_string(next++);
+      }
+    } else {
+      out.push_back(ch);
+      ++i;
+    }
+  }
+  return out;
+}
+
+// ---- Statement ----
+
+Statement::~Statement() {
+  if (result_) PQclear(result_);
+  // Best effort: in a failed transaction the server refuses it, and the names go with the
+  // session.
+  auto drop = [this](const std::string& name) {
+    if (!conn_->closing_ && PQtransactionStatus(conn_->conn_) != PQTRANS_INERROR)
+      PQclear(PQexec(conn_->conn_, ("DEALLOCATE " + name).c_str()));
+  };
+  for (const auto& [sig, name] : prepared_) drop(name);
+  if (described_) drop(untyped_);
+}
+
+void Statement::Bind(int i, Kind k, std::string bytes) {
+  if (i < 1) return;
+  if (params_.size() < static_cast<size_t>(i)) params_.resize(static_cast<size_t>(i));
+  Param& p = params_[static_cast<size_t>(i) - 1];
+  if (k != Kind::kNull) p.kind = k;
+  p.null = k == Kind::kNull;
+  p.bytes = std::move(bytes);
+}
+
+void Statement::BindInt(int i, int64_t v) {
+  std::string b;
+  PutBE(&b, static_cast<uint64_t>(v), 8);
+  Bind(i, Kind::kInt, std::move(b));
+}
+
+void Statement::BindDouble(int i, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  std::string b;
+  PutBE(&b, bits, 8);
+  Bind(i, Kind::kReal, std::move(b));
+}
+
+void Statement::BindText(int i, std::string_view v) { Bind(i, Kind::kText, std::string(v)); }
+void Statement::BindBlob(int i, std::string_view v) { Bind(i, Kind::kBlob, std::string(v)); }
+void Statement::BindNull(int i) { Bind(i, Kind::kNull, std::string()); }
+
+Status Statement::Describe() {
+  PGconn* c = conn_->conn_;
+  std::string name = "m" + std::to_string(conn_->next_name_++);
+  PGresult* r = PQprepare(c, name.c_str(), sql_.c_str(), 0, nullptr);
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    Status st = conn_->Error("prepare", r);
+    PQclear(r);
+    return st;
+  }
+  PQclear(r);
+  r = PQdescribePrepared(c, name.c_str());
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    Status st = conn_->Error("describe", r);
+    PQclear(r);
+    return st;
+  }
+  inferred_.assign(static_cast<size_t>(PQnparams(r)), 0);
+  for (int i = 0; i < PQnparams(r); ++i) inferred_[static_cast<size_t>(i)] = PQparamtype(r, i);
+  PQclear(r);
+  untyped_ = std::move(name);
+  described_ = true;
+  return Status::OK();
+}
+
+Status Statement::Execute() {
+  if (!described_) MENTAT_RETURN_IF_ERROR(Describe());
+  if (params_.size() < inferred_.size()) params_.resize(inferred_.size());
+  const size_t n = inferred_.size();
+  // Each parameter goes as the type the server inferred when that is a JSON value (the
+  // value column), else as the type of the kind it was bound with; a statement whose types
+  // all agree with the inferred ones runs as first prepared.
+  std::string sig;
+  sig.reserve(n);
+  std::vector<Oid> types(n);
+  std::vector<const char*> values(n);
+  std::vector<int> lengths(n), formats(n, 1);
+  bool as_inferred = true;
+  for (size_t i = 0; i < n; ++i) {
+    Param& p = params_[i];
+    const bool json = inferred_[i] == kJsonb;
+    types[i] = json ? kJsonb : OidOf(p.kind);
+    if (types[i] != 0 && types[i] != inferred_[i]) as_inferred = false;
+    sig.push_back(json ? 'j' : static_cast<char>('0' + static_cast<int>(p.kind)));
+    if (json && !p.null) p.bytes = JsonbOf(p.kind, p.bytes);
+    values[i] = p.null ? nullptr : p.bytes.data();
+    lengths[i] = static_cast<int>(p.bytes.size());
+  }
+  PGconn* c = conn_->conn_;
+  const std::string* name = &untyped_;
+  if (!as_inferred) {
+    auto it = prepared_.find(sig);
+    if (it == prepared_.end()) {
+      std::string fresh = "m" + std::to_string(conn_->next_name_++);
+      PGresult* r = PQprepare(c, fresh.c_str(), sql_.c_str(), static_cast<int>(n), types.data());
+      if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        Status st = conn_->Error("prepare", r);
+        PQclear(r);
+        return st;
+      }
+      PQclear(r);
+      it = prepared_.emplace(sig, std::move(fresh)).first;
+    }
+    name = &it->second;
+  }
+  if (result_) PQclear(result_);
+  result_ = PQexecPrepared(c, name->c_str(), static_cast<int>(n), values.data(), lengths.data(),
+                           formats.data(), /*resultFormat=*/1);
+  ExecStatusType s = PQresultStatus(result_);
+  if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+    Status st = conn_->Error("execute", result_);
+    PQclear(result_);
+    result_ = nullptr;
+    return st;
+  }
+  rows_ = s == PGRES_TUPLES_OK ? PQntuples(result_) : 0;
+  const char* tuples = PQcmdTuples(result_);
+  changes_ = tuples && *tuples ? std::strtoll(tuples, nullptr, 10) : 0;
+  row_ = -1;
+  executed_ = true;
+  return Status::OK();
+}
+
+Result<bool> Statement::Step() {
+  if (!executed_) MENTAT_RETURN_IF_ERROR(Execute());
+  if (row_ + 1 >= rows_) {
+    row_ = rows_;
+    return false;
+  }
+  ++row_;
+  return true;
+}
+
+Status Statement::Run() {
+  if (!executed_) MENTAT_RETURN_IF_ERROR(Execute());
+  row_ = rows_;
+  return Status::OK();
+}
+
+void Statement::Reset() {
+  if (result_) PQclear(result_);
+  result_ = nullptr;
+  executed_ = false;
+  row_ = -1;
+  rows_ = 0;
+  for (Param& p : params_) {
+    p.null = true;
+    p.bytes.clear();
+  }
+}
+
+int Statement::ColumnCount() const { return result_ ? PQnfields(result_) : 0; }
+
+Kind Statement::ColumnType(int i) const {
+  if (!result_ || row_ < 0 || row_ >= rows_ || PQgetisnull(result_, row_, i)) return Kind::kNull;
+  switch (PQftype(result_, i)) {
+    case kInt8:
+    case kInt4:
+    case kInt2:
+    case kBool:
+    case kOid:
+      return Kind::kInt;
+    case kFloat8:
+    case kFloat4:
+      return Kind::kReal;
+    case kBytea:
+      return Kind::kBlob;
+    case kNumeric: {
+      bool integral;
+      NumericValue(PQgetvalue(result_, row_, i), PQgetlength(result_, row_, i), &integral);
+      return integral ? Kind::kInt : Kind::kReal;
+    }
+    case kJsonb:
+      return JsonKind(JsonText(i));
+    default:
+      return Kind::kText;
+  }
+}
+
+std::string_view Statement::JsonText(int i) const {
+  const char* p = PQgetvalue(result_, row_, i);
+  int len = PQgetlength(result_, row_, i);
+  if (len < 1) return {};
+  return std::string_view(p + 1, static_cast<size_t>(len - 1));  // after the version byte
+}
+
+int64_t Statement::ColumnInt(int i) const {
+  Kind k = ColumnType(i);
+  if (k == Kind::kNull) return 0;
+  const char* p = PQgetvalue(result_, row_, i);
+  switch (PQftype(result_, i)) {
+    case kInt8:
+      return static_cast<int64_t>(GetBE(p, 8));
+    case kInt4:
+    case kOid:
+      return static_cast<int32_t>(GetBE(p, 4));
+    case kInt2:
+      return static_cast<int16_t>(GetBE(p, 2));
+    case kBool:
+      return p[0] != 0;
+    case kFloat8:
+    case kFloat4:
+      return static_cast<int64_t>(ColumnDouble(i));
+    case kNumeric:
+      if (k == Kind::kInt) return NumericInt(p, PQgetlength(result_, row_, i));
+      return static_cast<int64_t>(ColumnDouble(i));
+    case kJsonb: {
+      std::string_view t = JsonText(i);
+      if (k == Kind::kInt)
+        return t[0] == 't' ? 1 : std::strtoll(std::string(t).c_str(), nullptr, 10);
+      if (k == Kind::kReal) return static_cast<int64_t>(ColumnDouble(i));
+      return std::strtoll(std::string(ColumnText(i)).c_str(), nullptr, 10);
+    }
+    default:
+      return std::strtoll(std::string(ColumnText(i)).c_str(), nullptr, 10);
+  }
+}
+
+double Statement::ColumnDouble(int i) const {
+  Kind k = ColumnType(i);
+  if (k == Kind::kNull) return 0;
+  const char* p = PQgetvalue(result_, row_, i);
+  switch (PQftype(result_, i)) {
+    case kFloat8: {
+      uint64_t bits = GetBE(p, 8);
+      double d;
+      std::memcpy(&d, &bits, 8);
+      return d;
+    }
+    case kFloat4: {
+      auto bits = static_cast<uint32_t>(GetBE(p, 4));
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return f;
+    }
+    case kInt8:
+    case kInt4:
+    case kInt2:
+    case kBool:
+    case kOid:
+      return static_cast<double>(ColumnInt(i));
+    case kNumeric: {
+      bool integral;
+      return NumericValue(p, PQgetlength(result_, row_, i), &integral);
+    }
+    case kJsonb: {
+      std::string_view t = JsonText(i);
+      if (k == Kind::kInt) return static_cast<double>(ColumnInt(i));
+      if (k == Kind::kReal && t[0] == '{') {
+        if (t.find("-Infinity") != std::string_view::npos) return -HUGE_VAL;
+        if (t.find("Infinity") != std::string_view::npos) return HUGE_VAL;
+        return std::nan("");
+      }
+      if (k == Kind::kReal) return std::strtod(std::string(t).c_str(), nullptr);
+      return std::strtod(std::string(ColumnText(i)).c_str(), nullptr);
+    }
+    default:
+      return std::strtod(std::string(ColumnText(i)).c_str(), nullptr);
+  }
+}
+
+std::string_view Statement::ColumnText(int i) const {
+  Kind k = ColumnType(i);
+  if (k == Kind::kNull) return {};
+  const Oid type = PQftype(result_, i);
+  if (type == kJsonb || type == kNumeric || type == kInt8 || type == kInt4 || type == kInt2 ||
+      type == kFloat8 || type == kFloat4 || type == kOid || type == kBool) {
+    // Decoded into the column's scratch string, valid until the next Step or Reset.
+    if (scratch_.size() <= static_cast<size_t>(i)) scratch_.resize(static_cast<size_t>(i) + 1);
+    std::string& out = scratch_[static_cast<size_t>(i)];
+    if (type == kJsonb && k == Kind::kText) {
+      out = JsonUnquote(JsonText(i));
+    } else if (type == kJsonb && k == Kind::kBlob) {
+      std::string_view t = JsonText(i);
+      size_t q = t.find(':');
+      q = q == std::string_view::npos ? t.size() : t.find('"', q);
+      out.clear();
+      for (size_t j = q + 1; j + 1 < t.size() && t[j] != '"'; j += 2)
+        out.push_back(static_cast<char>(HexDigit(t[j]) * 16 + HexDigit(t[j + 1])));
+    } else if (k == Kind::kInt) {
+      out = std::to_string(ColumnInt(i));
+    } else {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, "%.17g", ColumnDouble(i));
+      out = buf;
+    }
+    return out;
+  }
+  // Text, varchar, name and bytea: their binary form is their bytes.
+  return std::string_view(PQgetvalue(result_, row_, i),
+                          static_cast<size_t>(PQgetlength(result_, row_, i)));
+}
+
+std::string_view Statement::ColumnBlob(int i) const { return ColumnText(i); }
+
+// ---- Connection ----
+
+Connection::Connection(pg_conn* c) : conn_(c) {}
+
+Connection::~Connection() {
+  closing_ = true;
+  cache_.clear();
+  {
+    std::lock_guard<std::mutex> l(cancel_mu_);
+    if (cancel_) PQfreeCancel(cancel_);
+    cancel_ = nullptr;
+  }
+  PQfinish(conn_);
+}
+
+Status Connection::Error(std::string_view what, pg_result* r) const {
+  const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
+  const char* msg = r ? PQresultErrorMessage(r) : nullptr;
+  if (!msg || !*msg) msg = PQerrorMessage(conn_);
+  if (PQstatus(conn_) == CONNECTION_BAD)
+    return Status::Io(std::string("postgresql ") + std::string(what) +
+                      ": connection lost: " + (msg ? msg : ""));
+  return ErrorStatus(state ? state : "", msg ? msg : "");
+}
+
+Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo) {
+  PGconn* c = PQconnectdb(conninfo.c_str());
+  if (!c) return Status::Io("postgresql: out of memory connecting");
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(c);
+    while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+    PQfinish(c);
+    return Status::Io("cannot connect to PostgreSQL: " + msg);
+  }
+  std::unique_ptr<Connection> conn(new Connection(c));
+  MENTAT_RETURN_IF_ERROR(conn->Exec(
+      "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning"));
+  {
+    std::lock_guard<std::mutex> l(conn->cancel_mu_);
+    conn->cancel_ = PQgetCancel(c);
+  }
+  return conn;
+}
+
+Status Connection::Exec(std::string_view sql) {
+  PGresult* r = PQexec(conn_, std::string(sql).c_str());
+  ExecStatusType s = PQresultStatus(r);
+  Status st = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? Status::OK() : Error("exec", r);
+  PQclear(r);
+  return st;
+}
+
+Result<CachedStatement> Connection::Cached(const std::string& sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end())
+    it = cache_.emplace(sql, std::unique_ptr<Statement>(new Statement(this, PgPlaceholders(sql))))
+             .first;
+  return CachedStatement(it->second.get());
+}
+
+std::unique_ptr<Statement> Connection::Prepare(const std::string& sql) {
+  return std::unique_ptr<Statement>(new Statement(this, PgPlaceholders(sql)));
+}
+
+Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {
+  MENTAT_ASSIGN_OR_RETURN(auto st, Cached(sql));
+  MENTAT_ASSIGN_OR_RETURN(bool row, st->Step());
+  if (!row || st->ColumnType(0) == Kind::kNull) return fallback;
+  return st->ColumnInt(0);
+}
+
+Status Connection::ClearCache() {
+  cache_.clear();
+  return Status::OK();
+}
+
+Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view data) {
+  PGresult* r = PQexec(conn_, copy_sql.c_str());
+  if (PQresultStatus(r) != PGRES_COPY_IN) {
+    Status st = Error("copy", r);
+    PQclear(r);
+    return st.ok() ? Status::Internal("COPY did not start") : st;
+  }
+  PQclear(r);
+  // In pieces of at most 1 MiB: libpq buffers what it sends.
+  constexpr size_t kPiece = size_t{1} << 20;
+  for (size_t off = 0; off < data.size(); off += kPiece) {
+    size_t n = std::min(kPiece, data.size() - off);
+    if (PQputCopyData(conn_, data.data() + off, static_cast<int>(n)) != 1) {
+      PQputCopyEnd(conn_, "client error");
+      break;
+    }
+  }
+  PQputCopyEnd(conn_, nullptr);
+  int64_t rows = 0;
+  Status st;
+  while (PGresult* res = PQgetResult(conn_)) {
+    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+      if (st.ok()) st = Error("copy", res);
+    } else {
+      const char* n = PQcmdTuples(res);
+      rows = n && *n ? std::strtoll(n, nullptr, 10) : 0;
+    }
+    PQclear(res);
+  }
+  if (!st.ok()) return st;
+  return rows;
+}
+
+void Connection::Cancel() {
+  std::lock_guard<std::mutex> l(cancel_mu_);
+  if (!cancel_) return;
+  char err[256];
+  PQcancel(cancel_, err, sizeof err);
+}
+
+bool Connection::InTransaction() const {
+  PGTransactionStatusType t = PQtransactionStatus(conn_);
+  return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+}
+
+// ---- COPY text format ----
+
+void CopyRows::Sep() {
+  if (!first_) data_.push_back('\t');
+  first_ = false;
+}
+
+void CopyRows::Int(int64_t v) {
+  Sep();
+  data_ += std::to_string(v);
+}
+
+void CopyRows::Double(double v) {
+  Sep();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  data_ += buf;
+}
+
+void CopyRows::Text(std::string_view v) {
+  Sep();
+  for (char ch : v) {
+    switch (ch) {
+      case '\\':
+        data_.append("\\\\");
+        break;
+      case '\t':
+        data_.append("\\t");
+        break;
+      case '\n':
+        data_.append("\\n");
+        break;
+      case '\r':
+        data_.append("\\r");
+        break;
+      default:
+        data_.push_back(ch);
+    }
+  }
+}
+
+void CopyRows::Bytea(std::string_view v) {
+  static const char kHex[] = "0123456789abcdef";
+  Sep();
+  data_.append("\\\\x");
+  for (unsigned char b : v) {
+    data_.push_back(kHex[b >> 4]);
+    data_.push_back(kHex[b & 15]);
+  }
+}
+
+void CopyRows::Null() {
+  Sep();
+  data_.append("\\N");
+}
+
+void CopyRows::EndRow() {
+  data_.push_back('\n');
+  ++rows_;
+  first_ = true;
+}
+
+}  // namespace mentat::pg

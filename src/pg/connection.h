@@ -1,0 +1,207 @@
+// RAII wrappers over libpq: a PostgreSQL connection, its prepared statements and COPY.
+//
+// The shape follows storage::Connection (storage/sqlite.h) so that the layers above can
+// drive either engine the same way: statements prepared once per connection and cached by
+// their SQL text, parameters bound by 1-based position, rows stepped one at a time, columns
+// read by 0-based position. Values travel in libpq's binary format, so no number is printed
+// and parsed on the way.
+//
+// A Connection is used by one thread at a time; Cancel() is the one call any thread may make.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "mentat/status.h"
+
+struct pg_conn;
+struct pg_result;
+struct pg_cancel;
+
+namespace mentat::pg {
+
+// True when `name` names a PostgreSQL database rather than a file: a `postgresql://` or
+// `postgres://` URI, or a libpq keyword string (`host=... dbname=...`: an `=` before any
+// `/`).
+bool IsPostgresName(std::string_view name);
+
+// The storage class of a column or parameter, as storage::Statement's ColumnType reports
+// SQLite's (SQLITE_INTEGER ... SQLITE_NULL have the same numbers, 1 to 5).
+enum class Kind : int { kInt = 1, kReal = 2, kText = 3, kBlob = 4, kNull = 5 };
+
+class Connection;
+
+// A prepared statement of one Connection: bind, step through the rows, reset. The first
+// Step (or Run) after binding executes it; the rows are then read from the result.
+class Statement {
+ public:
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement();
+
+  // Bind helpers; `i` is 1-based. A parameter keeps its kind from one execution to the
+  // next unless bound with another; the statement is prepared again for a new set of kinds.
+  void BindInt(int i, int64_t v);
+  void BindDouble(int i, double v);
+  void BindText(int i, std::string_view v);
+  void BindBlob(int i, std::string_view v);
+  void BindNull(int i);
+
+  // Executes on the first call; then true while a row is available.
+  Result<bool> Step();
+  // Executes, discarding rows.
+  Status Run();
+  // Ends the current execution (keeps the bindings' kinds, clears their values).
+  void Reset();
+
+  int ColumnCount() const;
+  Kind ColumnType(int i) const;
+  int64_t ColumnInt(int i) const;
+  double ColumnDouble(int i) const;
+  std::string_view ColumnText(int i) const;
+  std::string_view ColumnBlob(int i) const;
+  // The number of rows a statement without a result (INSERT, UPDATE, DELETE) changed.
+  int64_t Changes() const { return changes_; }
+
+ private:
+  friend class Connection;
+  Statement(Connection* c, std::string sql) : conn_(c), sql_(std::move(sql)) {}
+  void Bind(int i, Kind k, std::string bytes);
+  // Prepares the text without parameter types and reads the types the server inferred.
+  Status Describe();
+  Status Execute();
+  // A jsonb column's text (after its version byte).
+  std::string_view JsonText(int i) const;
+
+  Connection* conn_;
+  std::string sql_;
+  struct Param {
+    Kind kind = Kind::kNull;
+    bool null = true;
+    std::string bytes;  // binary format
+  };
+  std::vector<Param> params_;
+  // The statement prepared without parameter types, and the types the server inferred.
+  bool described_ = false;
+  std::string untyped_;
+  std::vector<unsigned int> inferred_;
+  // The statement prepared again for each signature of parameter kinds that differs from
+  // the inferred types.
+  std::unordered_map<std::string, std::string> prepared_;
+  // Columns decoded from their binary form (jsonb, numbers as text), by column.
+  mutable std::vector<std::string> scratch_;
+  pg_result* result_ = nullptr;
+  bool executed_ = false;
+  int row_ = -1;
+  int rows_ = 0;
+  int64_t changes_ = 0;
+};
+
+// A statement borrowed from a Connection's cache; reset on destruction.
+class CachedStatement {
+ public:
+  explicit CachedStatement(Statement* s) : s_(s) {}
+  CachedStatement(CachedStatement&& o) noexcept : s_(o.s_) { o.s_ = nullptr; }
+  CachedStatement(const CachedStatement&) = delete;
+  ~CachedStatement() {
+    if (s_) s_->Reset();
+  }
+  Statement* operator->() const { return s_; }
+  Statement& operator*() const { return *s_; }
+
+ private:
+  Statement* s_;
+};
+
+class Connection {
+ public:
+  // Connects to `conninfo` (a URI or a keyword string, as libpq takes them). The
+  // connection's client encoding is UTF-8 and its time zone UTC.
+  static Result<std::unique_ptr<Connection>> Open(const std::string& conninfo);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  pg_conn* raw() const { return conn_; }
+
+  // A statement of its own for `sql` (PgPlaceholders applied), prepared on first execution;
+  // its server-side statements are deallocated with it. REQUIRES: it dies before this.
+  std::unique_ptr<Statement> Prepare(const std::string& sql);
+  // Runs one or more statements without parameters or results.
+  Status Exec(std::string_view sql);
+  // The cached statement for `sql` ($N or SQLite's ?N parameters: PgPlaceholders),
+  // prepared on first execution.
+  Result<CachedStatement> Cached(const std::string& sql);
+  // The first column of the first row as an integer, or `fallback` when there is no row
+  // or it is NULL.
+  Result<int64_t> QueryInt(const std::string& sql, int64_t fallback);
+  // Drops every cached statement (deallocating them), after a schema change for instance.
+  Status ClearCache();
+
+  // COPY `copy_sql` (a `COPY ... FROM STDIN` statement, text format) of `data`, rows of
+  // tab-separated fields each ending in a newline (Copy::Field escapes a field). Returns
+  // the number of rows copied.
+  Result<int64_t> CopyIn(const std::string& copy_sql, std::string_view data);
+
+  // Asks the server to cancel the statement running on this connection. Any thread; a no-op
+  // when none is running.
+  void Cancel();
+
+  // True inside a transaction block (after BEGIN, before COMMIT or ROLLBACK).
+  bool InTransaction() const;
+
+ private:
+  friend class Statement;
+  explicit Connection(pg_conn* c);
+  Status Error(std::string_view what, pg_result* r) const;
+
+  pg_conn* conn_;
+  std::mutex cancel_mu_;
+  pg_cancel* cancel_ = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
+  uint64_t next_name_ = 0;
+  bool closing_ = false;  // in the destructor: statements need not deallocate
+};
+
+// Rows for Connection::CopyIn in COPY's text format: fields separated by tabs, escaped
+// (backslash, tab, newline, carriage return), NULL as \N, bytea as \\x and hex digits.
+class CopyRows {
+ public:
+  void Int(int64_t v);
+  void Double(double v);
+  void Text(std::string_view v);
+  void Bytea(std::string_view v);
+  void Null();
+  void EndRow();
+  const std::string& data() const { return data_; }
+  size_t rows() const { return rows_; }
+  void Clear() {
+    data_.clear();
+    rows_ = 0;
+    first_ = true;
+  }
+
+ private:
+  void Sep();
+  std::string data_;
+  size_t rows_ = 0;
+  bool first_ = true;
+};
+
+// SQL written for SQLite's placeholders, for PostgreSQL's: `?N` becomes `$N` and a bare `?`
+// the next number (`$1`, `$2`...), outside string literals, quoted identifiers and comments.
+// Cached() applies it, so one text of a statement serves both engines.
+std::string PgPlaceholders(std::string_view sql);
+
+// Converts a libpq error (its SQLSTATE and message) into a Status: serialization failures
+// and deadlocks are kBusy, a cancelled statement kInterrupted, a statement timeout
+// kInterrupted with "timeout", integrity violations kConflict, a read-only transaction
+// kUnsupported, a lost connection and anything else kIo. Exposed for tests.
+Status ErrorStatus(std::string_view sqlstate, std::string_view message);
+
+}  // namespace mentat::pg

@@ -1,0 +1,303 @@
+// The libpq wrappers against a real server: the throwaway cluster ctest starts
+// (test/CMakeLists.txt, fixture "pg"), named by MENTAT_TEST_PG.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "pg/connection.h"
+#include "pg/pgtest_util.h"
+
+namespace mentat::pg {
+namespace {
+
+class PgConnection : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = Connection::Open(TestConninfo());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    c_ = std::move(*c);
+    schema_ = TestSchema(*c_);
+  }
+  void TearDown() override {
+    if (c_) {
+      EXPECT_TRUE(c_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE").ok());
+    }
+  }
+  std::unique_ptr<Connection> c_;
+  std::string schema_;
+};
+
+TEST(PgNames, PostgresNamesAreTellFromFiles) {
+  EXPECT_TRUE(IsPostgresName("postgresql://u@h/db"));
+  EXPECT_TRUE(IsPostgresName("postgres:///db?host=/tmp"));
+  EXPECT_TRUE(IsPostgresName("host=/tmp dbname=x"));
+  EXPECT_TRUE(IsPostgresName("dbname = x"));
+  EXPECT_FALSE(IsPostgresName("store.db"));
+  EXPECT_FALSE(IsPostgresName("/tmp/a=b.db"));
+  EXPECT_FALSE(IsPostgresName("file:x.db?mode=ro"));
+  EXPECT_FALSE(IsPostgresName("=x"));
+  EXPECT_FALSE(IsPostgresName(""));
+}
+
+TEST(PgNames, ErrorsMapToStatusCodes) {
+  EXPECT_EQ(ErrorStatus("40001", "could not serialize").code(), Code::kBusy);
+  EXPECT_EQ(ErrorStatus("23505", "duplicate key").code(), Code::kConflict);
+  EXPECT_EQ(ErrorStatus("57014", "canceling statement due to user request").code(),
+            Code::kInterrupted);
+  Status t = ErrorStatus("57014", "ERROR:  canceling statement due to statement timeout\n");
+  EXPECT_EQ(t.code(), Code::kInterrupted);
+  EXPECT_NE(t.message().find("timeout"), std::string::npos) << t.message();
+  EXPECT_EQ(ErrorStatus("42601", "syntax error").code(), Code::kInvalidArgument);
+  EXPECT_EQ(ErrorStatus("25006", "read-only transaction").code(), Code::kUnsupported);
+  EXPECT_EQ(ErrorStatus("08006", "connection failure").code(), Code::kIo);
+}
+
+TEST(PgNames, SqlitePlaceholdersBecomeNumberedOnesOutsideQuotes) {
+  EXPECT_EQ(PgPlaceholders("SELECT ?1, ?2 + ?1"), "SELECT $1, $2 + $1");
+  EXPECT_EQ(PgPlaceholders("a = ? AND b = ?"), "a = $1 AND b = $2");
+  EXPECT_EQ(PgPlaceholders("?3 + ?"), "$3 + $4");
+  EXPECT_EQ(PgPlaceholders("'it''s ?' || ?1"), "'it''s ?' || $1");
+  EXPECT_EQ(PgPlaceholders("\"a?\" = ?"), "\"a?\" = $1");
+  EXPECT_EQ(PgPlaceholders("x -- why?\n= ?"), "x -- why?\n= $1");
+  EXPECT_EQ(PgPlaceholders("x /* ? */ = ?"), "x /* ? */ = $1");
+  EXPECT_EQ(PgPlaceholders("no params"), "no params");
+}
+
+TEST(PgOpen, AnUnreachableServerIsAnIoErrorNamingTheCause) {
+  auto c = Connection::Open("host=/nonexistent-mentat-dir port=1 dbname=x connect_timeout=2");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kIo);
+  EXPECT_NE(c.status().message().find("cannot connect to PostgreSQL"), std::string::npos)
+      << c.status().message();
+}
+
+TEST_F(PgConnection, ValuesOfEveryKindRoundTripInBinary) {
+  ASSERT_TRUE(
+      c_->Exec("CREATE TABLE t (i bigint, d double precision, s text, b bytea, n bigint)").ok());
+  auto ins = c_->Cached("INSERT INTO t VALUES (?1, ?2, ?3, ?4, ?5)");
+  ASSERT_TRUE(ins.ok());
+  const std::string blob("\0\x01\xff\x80z", 5);
+  (*ins)->BindInt(1, -9007199254740993LL);
+  (*ins)->BindDouble(2, -0.1);
+  (*ins)->BindText(3, "h\xc3\xa9llo\ttab");
+  (*ins)->BindBlob(4, blob);
+  (*ins)->BindNull(5);
+  ASSERT_TRUE((*ins)->Run().ok());
+  EXPECT_EQ((*ins)->Changes(), 1);
+
+  auto sel = c_->Cached("SELECT i, d, s, b, n, i + 1 FROM t");
+  ASSERT_TRUE(sel.ok());
+  auto row = (*sel)->Step();
+  ASSERT_TRUE(row.ok()) << row.status().ToString();
+  ASSERT_TRUE(*row);
+  EXPECT_EQ((*sel)->ColumnType(0), Kind::kInt);
+  EXPECT_EQ((*sel)->ColumnInt(0), -9007199254740993LL);
+  EXPECT_EQ((*sel)->ColumnType(1), Kind::kReal);
+  EXPECT_EQ((*sel)->ColumnDouble(1), -0.1);
+  EXPECT_EQ((*sel)->ColumnType(2), Kind::kText);
+  EXPECT_EQ((*sel)->ColumnText(2), "h\xc3\xa9llo\ttab");
+  EXPECT_EQ((*sel)->ColumnType(3), Kind::kBlob);
+  EXPECT_EQ((*sel)->ColumnBlob(3), blob);
+  EXPECT_EQ((*sel)->ColumnType(4), Kind::kNull);
+  EXPECT_EQ((*sel)->ColumnInt(5), -9007199254740992LL);
+  row = (*sel)->Step();
+  ASSERT_TRUE(row.ok());
+  EXPECT_FALSE(*row);
+}
+
+TEST_F(PgConnection, ACachedStatementRunsAgainWithNewValuesAndNewKinds) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  ASSERT_TRUE(c_->Exec("INSERT INTO t SELECT generate_series(1, 10)").ok());
+  for (int64_t bound : {3, 7}) {
+    auto st = c_->Cached("SELECT count(*) FROM t WHERE i <= $1");
+    ASSERT_TRUE(st.ok());
+    (*st)->BindInt(1, bound);
+    auto row = (*st)->Step();
+    ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+    EXPECT_EQ((*st)->ColumnInt(0), bound);
+  }
+  // The same text with a double: prepared again for that kind, not converted.
+  auto st = c_->Cached("SELECT count(*) FROM t WHERE i <= $1");
+  ASSERT_TRUE(st.ok());
+  (*st)->BindDouble(1, 4.5);
+  auto row = (*st)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*st)->ColumnInt(0), 4);
+}
+
+TEST_F(PgConnection, AJsonbParameterTakesEveryKindAndReadsBackItsStorageClass) {
+  // The value column of a store is jsonb (doc/postgres.md "Values"): a parameter the server
+  // infers as jsonb takes a value of any kind, and a jsonb column reads back as the kind.
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (k bigint, v jsonb)").ok());
+  auto ins = c_->Cached("INSERT INTO t (k, v) VALUES (?1, ?2)");
+  ASSERT_TRUE(ins.ok());
+  const std::string blob("\0\x01\xff", 3);
+  const std::string text = "q\"uo\\te\n\x01 \xc3\xa9 \xf0\x9f\x98\x80";
+  auto put = [&](int64_t k, auto bind) {
+    (*ins)->BindInt(1, k);
+    bind();
+    Status st = (*ins)->Run();
+    EXPECT_TRUE(st.ok()) << st.ToString();
+    (*ins)->Reset();
+  };
+  put(1, [&] { (*ins)->BindInt(2, -42); });
+  put(2, [&] { (*ins)->BindDouble(2, 2.0); });
+  put(3, [&] { (*ins)->BindDouble(2, 0.1); });
+  put(4, [&] { (*ins)->BindText(2, text); });
+  put(5, [&] { (*ins)->BindBlob(2, blob); });
+  put(6, [&] { (*ins)->BindDouble(2, 1e300); });
+  auto sel = c_->Cached("SELECT v FROM t WHERE k = ?1");
+  ASSERT_TRUE(sel.ok());
+  auto read = [&](int64_t k) {
+    (*sel)->Reset();
+    (*sel)->BindInt(1, k);
+    auto row = (*sel)->Step();
+    EXPECT_TRUE(row.ok() && *row) << k;
+  };
+  read(1);
+  EXPECT_EQ((*sel)->ColumnType(0), Kind::kInt);
+  EXPECT_EQ((*sel)->ColumnInt(0), -42);
+  read(2);
+  EXPECT_EQ((*sel)->ColumnType(0), Kind::kReal);
+  EXPECT_EQ((*sel)->ColumnDouble(0), 2.0);
+  read(3);
+  EXPECT_EQ((*sel)->ColumnDouble(0), 0.1);
+  read(4);
+  EXPECT_EQ((*sel)->ColumnType(0), Kind::kText);
+  EXPECT_EQ((*sel)->ColumnText(0), text);
+  read(5);
+  EXPECT_EQ((*sel)->ColumnType(0), Kind::kBlob);
+  EXPECT_EQ((*sel)->ColumnBlob(0), blob);
+  read(6);
+  EXPECT_EQ((*sel)->ColumnDouble(0), 1e300);
+  // Numbers compare as numbers whatever their kind, as in SQLite: 2 = 2.0, and -42 < 0.1.
+  auto eq = c_->Cached("SELECT k FROM t WHERE v = ?1");
+  ASSERT_TRUE(eq.ok());
+  (*eq)->BindInt(1, 2);
+  auto row = (*eq)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*eq)->ColumnInt(0), 2);
+  // (jsonb orders strings before numbers, SQLite after: the query compiler guards a
+  // comparison with a number by jsonb_typeof.)
+  auto lt = c_->QueryInt(
+      "SELECT count(*) FROM t WHERE jsonb_typeof(v) = 'number' AND v < '0.5'::jsonb", -1);
+  ASSERT_TRUE(lt.ok()) << lt.status().ToString();
+  EXPECT_EQ(*lt, 2);
+  // Text and blobs find themselves.
+  (*eq)->Reset();
+  (*eq)->BindText(1, text);
+  row = (*eq)->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ((*eq)->ColumnInt(0), 4);
+  (*eq)->Reset();
+  (*eq)->BindBlob(1, blob);
+  row = (*eq)->Step();
+  ASSERT_TRUE(row.ok() && *row);
+  EXPECT_EQ((*eq)->ColumnInt(0), 5);
+}
+
+TEST_F(PgConnection, NumericResultsReadAsIntegersOrDoubles) {
+  auto st = c_->Cached(
+      "SELECT sum(x), avg(x), 12345678901234567::numeric, -0.5::numeric FROM "
+      "(VALUES (1::bigint), (2::bigint)) AS v (x)");
+  ASSERT_TRUE(st.ok());
+  auto row = (*st)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*st)->ColumnType(0), Kind::kInt);
+  EXPECT_EQ((*st)->ColumnInt(0), 3);
+  EXPECT_EQ((*st)->ColumnType(1), Kind::kReal);
+  EXPECT_DOUBLE_EQ((*st)->ColumnDouble(1), 1.5);
+  EXPECT_EQ((*st)->ColumnInt(2), 12345678901234567LL);
+  EXPECT_EQ((*st)->ColumnText(2), "12345678901234567");
+  EXPECT_DOUBLE_EQ((*st)->ColumnDouble(3), -0.5);
+}
+
+TEST_F(PgConnection, ErrorsNameTheStatementsProblem) {
+  auto st = c_->Cached("SELECT no_such_column FROM pg_class");
+  ASSERT_TRUE(st.ok());
+  auto row = (*st)->Step();
+  ASSERT_FALSE(row.ok());
+  EXPECT_EQ(row.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(row.status().message().find("no_such_column"), std::string::npos)
+      << row.status().message();
+  // The connection is usable after the error.
+  auto n = c_->QueryInt("SELECT 41 + 1", 0);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 42);
+  auto dup = c_->Exec("CREATE TABLE u (k bigint PRIMARY KEY); INSERT INTO u VALUES (1), (1)");
+  EXPECT_EQ(dup.code(), Code::kConflict) << dup.ToString();
+}
+
+TEST_F(PgConnection, CopyLoadsRowsWithEveryEscape) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint, d double precision, s text, b bytea)").ok());
+  CopyRows rows;
+  const std::string blob("\0\\\t\n\xff", 5);
+  rows.Int(1);
+  rows.Double(0.1);
+  rows.Text("a\\b\tc\nd\re");
+  rows.Bytea(blob);
+  rows.EndRow();
+  rows.Int(2);
+  rows.Null();
+  rows.Text("");
+  rows.Null();
+  rows.EndRow();
+  auto n = c_->CopyIn("COPY t FROM STDIN", rows.data());
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 2);
+  auto st = c_->Cached("SELECT i, d, s, b FROM t ORDER BY i");
+  ASSERT_TRUE(st.ok());
+  ASSERT_TRUE(*(*st)->Step());
+  EXPECT_EQ((*st)->ColumnDouble(1), 0.1);
+  EXPECT_EQ((*st)->ColumnText(2), "a\\b\tc\nd\re");
+  EXPECT_EQ((*st)->ColumnBlob(3), blob);
+  ASSERT_TRUE(*(*st)->Step());
+  EXPECT_EQ((*st)->ColumnType(1), Kind::kNull);
+  EXPECT_EQ((*st)->ColumnType(2), Kind::kText);
+  EXPECT_EQ((*st)->ColumnText(2), "");
+  EXPECT_EQ((*st)->ColumnType(3), Kind::kNull);
+}
+
+TEST_F(PgConnection, ABadCopyWritesNothingAndLeavesTheConnectionUsable) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  auto n = c_->CopyIn("COPY t FROM STDIN", "1\nnot-a-number\n");
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.status().message().find("not-a-number"), std::string::npos) << n.status().message();
+  auto count = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(*count, 0);
+}
+
+TEST_F(PgConnection, CancelFromAnotherThreadInterruptsTheStatement) {
+  std::thread canceller([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    c_->Cancel();
+  });
+  auto start = std::chrono::steady_clock::now();
+  Status st = c_->Exec("SELECT pg_sleep(30)");
+  canceller.join();
+  EXPECT_EQ(st.code(), Code::kInterrupted) << st.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  auto n = c_->QueryInt("SELECT 1", 0);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+}
+
+TEST_F(PgConnection, AStatementTimeoutIsAnInterruptionThatSaysTimeout) {
+  ASSERT_TRUE(c_->Exec("SET statement_timeout = 100").ok());
+  Status st = c_->Exec("SELECT pg_sleep(5)");
+  EXPECT_EQ(st.code(), Code::kInterrupted) << st.ToString();
+  EXPECT_NE(st.message().find("timeout"), std::string::npos) << st.message();
+}
+
+TEST_F(PgConnection, TransactionStateIsReported) {
+  EXPECT_FALSE(c_->InTransaction());
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  EXPECT_TRUE(c_->InTransaction());
+  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  EXPECT_FALSE(c_->InTransaction());
+}
+
+}  // namespace
+}  // namespace mentat::pg
