@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "util/json_text.h"
+
 namespace mentat::pg {
 
 namespace {
@@ -45,63 +47,6 @@ uint64_t GetBE(const char* p, int bytes) {
 }
 
 const char kHex[] = "0123456789abcdef";
-
-// A double as JSON: shortest round-trip digits, with a fraction or exponent always (so it
-// reads back as a double, and `1.0` stays apart from the integer 1 only in kind: PostgreSQL
-// compares them equal, as SQLite does); NaN and infinities, which JSON lacks, as {"d": ...}.
-std::string JsonDouble(double d) {
-  if (std::isnan(d)) return "{\"d\": \"NaN\"}";
-  if (std::isinf(d)) return d > 0 ? "{\"d\": \"Infinity\"}" : "{\"d\": \"-Infinity\"}";
-  char buf[400];
-  // A large integral double in full (numeric prints no exponent, so "1e+300" would read
-  // back as an integer).
-  if (std::fabs(d) >= 1e15 && d == std::trunc(d)) {
-    std::snprintf(buf, sizeof buf, "%.1f", d);
-    return buf;
-  }
-  for (int prec = 15; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, d);
-    if (std::strtod(buf, nullptr) == d) break;
-  }
-  std::string out(buf);
-  if (out.find_first_of(".eE") == std::string::npos) out += ".0";
-  return out;
-}
-
-std::string JsonString(std::string_view s) {
-  std::string out;
-  out.reserve(s.size() + 2);
-  out.push_back('"');
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (ch < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(ch));
-        }
-    }
-  }
-  out.push_back('"');
-  return out;
-}
 
 int HexDigit(char c) {
   if (c >= '0' && c <= '9') return c - '0';

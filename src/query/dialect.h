@@ -52,4 +52,7 @@ class Dialect {
 // (relation.cc), the mentat_* functions and collation (sql_functions.cc, FTS5's bm25).
 const Dialect& SqliteDialect();
 
+// PostgreSQL's (dialect_pg.cc): for a store whose connection is PostgreSQL's.
+const Dialect& PgDialect();
+
 }  // namespace mentat::query

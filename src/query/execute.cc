@@ -20,6 +20,16 @@ Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_
     deadline_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(*timeout_ms);
   }
   if (!ctx_.conn) return;
+  if (ctx_.conn->is_pg()) {
+    // PostgreSQL stops a statement at its statement_timeout; Store::interrupt and the
+    // stop callback are checked between statements (Interrupted).
+    if (deadline_ &&
+        ctx_.conn
+            ->Exec("SET statement_timeout = " + std::to_string(std::max<int64_t>(1, timeout_ms_)))
+            .ok())
+      pg_timeout_ = true;
+    return;
+  }
   if (ctx_.conn->borrowed()) {
     if (deadline_) watch_ = std::make_unique<storage::DeadlineWatch>(ctx_.conn->raw(), *deadline_);
     return;
@@ -31,6 +41,7 @@ Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_
 }
 
 Interrupter::~Interrupter() {
+  if (pg_timeout_) (void)ctx_.conn->Exec("SET statement_timeout = 0");
   if (handler_) sqlite3_progress_handler(ctx_.conn->raw(), 0, nullptr, nullptr);
 }
 
@@ -265,8 +276,12 @@ Status Execution::Bind(storage::Statement& st, const Unit& unit,
         break;
       }
       case Param::Kind::kRel:
-        sqlite3_bind_pointer(st.get(), n, const_cast<Relation*>(rels[p.slot]), kRelPointerType,
-                             nullptr);
+        if (st.is_pg()) {
+          st.BindText(n, RelationJson(*rels[p.slot]));
+        } else {
+          sqlite3_bind_pointer(st.get(), n, const_cast<Relation*>(rels[p.slot]), kRelPointerType,
+                               nullptr);
+        }
         break;
       case Param::Kind::kLookupRef: {
         MENTAT_ASSIGN_OR_RETURN(auto e, ResolveLookupRef(p.edn, p.source));

@@ -37,7 +37,8 @@ class Interrupter {
   const ExecContext& ctx_;
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   int64_t timeout_ms_ = 0;
-  bool handler_ = false;                           // our progress handler is installed
+  bool handler_ = false;     // our progress handler is installed
+  bool pg_timeout_ = false;  // PostgreSQL: statement_timeout set for this query
   std::unique_ptr<storage::DeadlineWatch> watch_;  // the deadline on a borrowed connection
   mutable bool stopped_ = false;                   // ExecContext::stop said so (latched)
 };

@@ -210,7 +210,7 @@ struct Setup {
 Result<Setup> GetPlan(const ParsedQuery& q, PlanCache* cache, const ExecContext& ctx,
                       const std::vector<Input>& inputs) {
   if (!ctx.conn || !ctx.schema) return Status::Internal("query without a connection or schema");
-  MENTAT_RETURN_IF_ERROR(EnsureRegistered(ctx.conn->raw()));
+  if (!ctx.conn->is_pg()) MENTAT_RETURN_IF_ERROR(EnsureRegistered(ctx.conn->raw()));
   MENTAT_RETURN_IF_ERROR(CheckPassNames(ctx.disabled_passes));
   Setup s;
   MENTAT_ASSIGN_OR_RETURN(s.inputs, MatchInputs(q, ctx, inputs));
@@ -388,6 +388,12 @@ Result<std::string> Prepared::Explain(const ExecContext& ctx,
   if (ctx.analyze) {
     MENTAT_ASSIGN_OR_RETURN(std::string report, Analyze(ctx, c, s.inputs.values));
     out += report;
+  }
+  if (ctx.conn->is_pg()) {
+    // PostgreSQL 15 plans a statement with parameters only for their values (EXPLAIN
+    // (GENERIC_PLAN) is 16's): .explain analyze shows what ran.
+    out += "postgresql plan: chosen per execution, for the parameters' values\n";
+    return out;
   }
   out += "sqlite plan:\n";
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx.conn->Prepare("EXPLAIN QUERY PLAN " + c.sql));

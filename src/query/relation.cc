@@ -10,6 +10,8 @@
 #include <set>
 #include <string>
 
+#include "util/json_text.h"
+
 namespace mentat::query {
 
 using schema::DbVal;
@@ -108,6 +110,33 @@ const std::vector<uint32_t>& Relation::Candidates(uint32_t mask,
     if (mask & (1u << c)) full[c] = key[k++];
   auto it = index.find(RowHash(full.data(), mask));
   return it == index.end() ? kEmpty : it->second;
+}
+
+std::string RelationJson(const Relation& r) {
+  std::string out = "[";
+  for (size_t row = 0; row < r.size(); ++row) {
+    out += row ? ",[" : "[";
+    for (int c = 0; c < r.arity(); ++c) {
+      if (c) out.push_back(',');
+      const schema::DbVal& v = r.at(row, c);
+      switch (v.tag) {
+        case schema::DbVal::Tag::kInt:
+          out += std::to_string(v.i);
+          break;
+        case schema::DbVal::Tag::kReal:
+          out += JsonDouble(v.d);
+          break;
+        case schema::DbVal::Tag::kText:
+          out += JsonString(v.s);
+          break;
+        case schema::DbVal::Tag::kBlob:
+          out += JsonBlob(v.s);
+          break;
+      }
+    }
+    out.push_back(']');
+  }
+  return out + "]";
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -66,6 +67,10 @@ bool CellEq(const schema::DbVal& a, const schema::DbVal& b);
 size_t CellHash(const schema::DbVal& v);
 // Reads a sqlite3_value.
 schema::DbVal CellOf(sqlite3_value* v);
+
+// The rows of `r` as a JSON array of arrays of stored values (doc/postgres.md "Values"):
+// how a relation reaches a PostgreSQL statement (PgDialect::RelationTable).
+std::string RelationJson(const Relation& r);
 
 // Registers mentat_rel and the scalar functions the compiled SQL uses (mentat_str,
 // mentat_fmt_inst, mentat_fmt_uuid, mentat_div, mentat_subs, mentat_re_find,

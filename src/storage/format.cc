@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "storage/format_pg.h"
+
 namespace mentat::storage {
 
 namespace {
@@ -94,6 +96,7 @@ const char* const kStoreTables[] = {
     "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content", nullptr};
 
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
+  if (c->is_pg()) return PgInspect(c, version);
   // Only SQLITE_NOTADB and SQLITE_CORRUPT (Code::kCorrupt) say what the file is; any
   // other failure (permissions, a read-only directory where WAL mode cannot create its
   // -shm file, an I/O error) says nothing about it and is passed on as it is.
@@ -193,9 +196,13 @@ Status CreateTablesOfVersion(Connection* c, int version) {
   return Status::OK();
 }
 
-Status CreateTables(Connection* c) { return CreateTablesOfVersion(c, kFormatVersion); }
+Status CreateTables(Connection* c) {
+  if (c->is_pg()) return PgCreateTables(c);
+  return CreateTablesOfVersion(c, kFormatVersion);
+}
 
 Status Upgrade(Connection* c, int from, int to) {
+  if (c->is_pg()) return PgUpgrade(c, from, to);
   if (from < 2 && to >= 2) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV1toV2));
     MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 2"));
@@ -292,6 +299,17 @@ Status RecountAttrStats(Connection* c, int64_t a, bool value_indexed, bool many)
 }
 
 Status RecountAllAttrStats(Connection* c) {
+  if (c->is_pg())
+    return c->Exec(
+        "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
+        "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "
+        "FROM datoms GROUP BY a;"
+        "DELETE FROM attr_values;"
+        "INSERT INTO attr_values (a, v, datoms) SELECT a, v, n FROM (SELECT a, v, n, "
+        "row_number() OVER (PARTITION BY a ORDER BY n DESC, v) AS r FROM (SELECT a, v, count(*) "
+        "AS n FROM datoms GROUP BY a, v) AS g WHERE n > 1 AND octet_length(v::text) <= " +
+        std::to_string(kCommonValueMaxLength) +
+        ") AS ranked WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
   return c->Exec(
       "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
       "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "

@@ -1,9 +1,11 @@
 #include "storage/sqlite.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
 
+#include "storage/pg_sql.h"
 #include "storage/vfs.h"
 
 #ifdef MENTAT_WITH_PG
@@ -189,11 +191,25 @@ Connection::Connection(sqlite3* db, bool borrowed) : db_(db), borrowed_(borrowed
 Connection::Connection(std::unique_ptr<pg::Connection> pg) : db_(nullptr), pg_(std::move(pg)) {}
 
 #ifdef MENTAT_WITH_PG
-Result<std::unique_ptr<Connection>> Connection::OpenPostgres(const std::string& conninfo) {
-  MENTAT_ASSIGN_OR_RETURN(auto pg, pg::Connection::Open(conninfo));
-  return std::unique_ptr<Connection>(new Connection(std::move(pg)));
+Result<std::unique_ptr<Connection>> Connection::OpenPostgres(const std::string& name) {
+  PgName n = SplitPgName(name);
+  bool ok = !n.schema.empty() && n.schema.size() < 64 &&
+            (std::isalpha(static_cast<unsigned char>(n.schema[0])) || n.schema[0] == '_');
+  for (char ch : n.schema) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  if (!ok)
+    return Status::InvalidArgument("schema '" + n.schema +
+                                   "': a store's schema name is letters, digits and "
+                                   "underscores, starting with a letter or underscore");
+  MENTAT_ASSIGN_OR_RETURN(auto pg, pg::Connection::Open(n.conninfo));
+  // The store's tables are found by their plain names: the schema first on the path.
+  MENTAT_RETURN_IF_ERROR(pg->Exec("SET search_path TO " + n.schema));
+  std::unique_ptr<Connection> c(new Connection(std::move(pg)));
+  c->pg_schema_ = n.schema;
+  return c;
 }
+bool Connection::IsPostgresName(std::string_view name) { return pg::IsPostgresName(name); }
 #else
+bool Connection::IsPostgresName(std::string_view) { return false; }
 Result<std::unique_ptr<Connection>> Connection::OpenPostgres(const std::string&) {
   return Status::Unsupported("PostgreSQL stores cannot be opened from the SQLite extension");
 }
@@ -214,7 +230,7 @@ bool Connection::InTransaction() const {
 
 Status Connection::Exec(std::string_view sql) {
 #ifdef MENTAT_WITH_PG
-  if (pg_) return pg_->Exec(sql);
+  if (pg_) return pg_->Exec(PgSql(sql));
 #endif
   std::string s(sql);
   char* err = nullptr;
@@ -229,7 +245,7 @@ Status Connection::Exec(std::string_view sql) {
 
 Result<Statement> Connection::Prepare(std::string_view sql) {
 #ifdef MENTAT_WITH_PG
-  if (pg_) return Statement(pg_->Prepare(std::string(sql)));
+  if (pg_) return Statement(pg_->Prepare(PgSql(sql)));
 #endif
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),

@@ -153,9 +153,13 @@ class Connection {
   // are finalized by ClearCache() or the destructor, which the owner must let happen
   // before it closes `db`. REQUIRES: `db` outlives the Connection.
   static std::unique_ptr<Connection> Borrow(sqlite3* db);
-  // Connects to a PostgreSQL database (`conninfo`: a postgresql:// URI or a libpq keyword
-  // string). Unsupported in the SQLite extension's build.
-  static Result<std::unique_ptr<Connection>> OpenPostgres(const std::string& conninfo);
+  // Connects to a PostgreSQL database (`name`: a postgresql:// URI or a libpq keyword
+  // string, with an optional `schema` parameter: pg_sql.h SplitPgName) and puts the
+  // store's schema first on the search path. Unsupported in the SQLite extension's build.
+  static Result<std::unique_ptr<Connection>> OpenPostgres(const std::string& name);
+  // True when `name` names a PostgreSQL database (pg::IsPostgresName), not a file. Always
+  // false in the SQLite extension's build.
+  static bool IsPostgresName(std::string_view name);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -166,6 +170,8 @@ class Connection {
   // The PostgreSQL connection, or nullptr for SQLite.
   pg::Connection* pg() const { return pg_.get(); }
   bool is_pg() const { return pg_ != nullptr; }
+  // PostgreSQL: the schema the store's tables live in (first on the search path).
+  const std::string& pg_schema() const { return pg_schema_; }
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
@@ -195,6 +201,7 @@ class Connection {
   sqlite3* db_;
   bool borrowed_ = false;
   std::unique_ptr<pg::Connection> pg_;
+  std::string pg_schema_;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   // The last statements Cached returned, checked before the map: a read runs the same few
   // (BEGIN, its query, COMMIT) call after call, and comparing a query's text costs less

@@ -201,7 +201,7 @@ class Checker {
     };
     std::vector<Part> parts;
     MENTAT_RETURN_IF_ERROR(Each(
-        "SELECT part, start, end, next FROM parts ORDER BY start", [&](storage::Statement& st) {
+        "SELECT part, start, \"end\", next FROM parts ORDER BY start", [&](storage::Statement& st) {
           parts.push_back({st.ColumnInt(0), st.ColumnInt(1), st.ColumnInt(2), st.ColumnInt(3)});
         }));
     if (parts.size() != 3)

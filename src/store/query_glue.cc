@@ -9,6 +9,7 @@
 #include "mentat/store.h"
 #include "pull/pull.h"
 #include "query/ast.h"
+#include "query/dialect.h"
 #include "query/passes.h"
 #include "query/query.h"
 #include "store/store_impl.h"
@@ -129,6 +130,7 @@ Status UseAttributeCaches(StoreImpl* impl, StoreImpl::Conn* c, query::ExecContex
 Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const QueryOptions& o,
                    const query::Prepared& prepared, query::ExecContext* ctx) {
   ctx->conn = c->db.get();
+  if (ctx->conn->is_pg()) ctx->dialect = &query::PgDialect();
   ctx->schema = c->schema.get();
   ctx->schema_gen = static_cast<uint64_t>(c->schema_gen);
   MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), WithOptions(db, o)));

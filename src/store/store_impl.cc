@@ -65,6 +65,7 @@ StoreImpl::Lease::~Lease() {
 Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
                                                    const Options& options) {
   if (tls_borrow) return OpenBorrowed(std::exchange(tls_borrow, nullptr), options);
+  if (storage::Connection::IsPostgresName(path)) return OpenPostgres(path, options);
   ConfigureSqliteOnce();
   std::unique_ptr<StoreImpl> s(new StoreImpl());
   s->path_ = path;
@@ -121,6 +122,56 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
     } else if (state == storage::FileState::kOld) {
       MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
       MENTAT_RETURN_IF_ERROR(InstallSystemEntities(first.get(), version));
+    }
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  auto conn = std::make_unique<Conn>();
+  conn->db = std::move(first);
+  {
+    storage::Transaction txn(conn->db.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  s->open_conns_ = 1;
+  s->Release(std::move(conn));
+  return s;
+}
+
+Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& name,
+                                                           const Options& options) {
+  std::unique_ptr<StoreImpl> s(new StoreImpl());
+  s->path_ = name;
+  s->uri_ = name;
+  s->pg_ = true;
+  s->options_ = options;
+  MENTAT_RETURN_IF_ERROR(s->InitAdvisor());
+  MENTAT_ASSIGN_OR_RETURN(auto first, storage::Connection::OpenPostgres(name));
+  int version = 0;
+  storage::FileState state;
+  {
+    storage::Transaction txn(first.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  if (state != storage::FileState::kCurrent && options.read_only)
+    return Status::Unsupported(state == storage::FileState::kEmpty
+                                   ? "cannot create a store in read-only mode"
+                                   : "the store needs an upgrade; open it read-write once");
+  if (state == storage::FileState::kEmpty && !options.create)
+    return Status::NotFound("schema '" + first->pg_schema() + "' holds no mentat store");
+  if (state != storage::FileState::kCurrent) {
+    // Under the writers' lock: another process creating the same store waits, then finds
+    // it made.
+    storage::Transaction txn(first.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
+    if (state == storage::FileState::kEmpty) {
+      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
+      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
+    } else if (state == storage::FileState::kOld) {
+      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
     }
     MENTAT_RETURN_IF_ERROR(txn.Commit());
   }
@@ -240,7 +291,7 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
   datoms.push_back({ids::kBootstrapTx, ids::kTxInstant, schema::DbVal::Int(NowMicros())});
   MENTAT_RETURN_IF_ERROR(InsertBootDatoms(c, datoms));
   std::string sql =
-      "INSERT INTO parts (part, start, end, next) VALUES "
+      "INSERT INTO parts (part, start, \"end\", next) VALUES "
       "(0, 0, " +
       std::to_string(ids::kSystemStart) +
       ", 26), "
@@ -260,6 +311,12 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
 }
 
 Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
+  if (pg_) {
+    MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::OpenPostgres(uri_));
+    auto c = std::make_unique<Conn>();
+    c->db = std::move(db);
+    return c;
+  }
   int flags =
       SQLITE_OPEN_NOMUTEX | (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::Open(uri_, flags));
@@ -319,6 +376,7 @@ std::shared_ptr<const Schema> StoreImpl::CurrentSchema() {
 
 Status StoreImpl::Sync(Conn* c) {
   c->pager_version_known = false;
+  if (pg_) return SyncPostgres(c);
   MENTAT_ASSIGN_OR_RETURN(int64_t dv, c->db->QueryInt("PRAGMA data_version", 0));
   // The statement above began the read transaction: the pager's version is this snapshot's,
   // and Read may trust it once the snapshot's schema is in `c`. Borrowed connections run
@@ -366,6 +424,40 @@ Status StoreImpl::Sync(Conn* c) {
   c->schema_gen = gen;
   Publish(shared, gen);
   return synced();
+}
+
+Status StoreImpl::SyncPostgres(Conn* c) {
+  // PostgreSQL has no data version to skip this by: every snapshot reads the format and
+  // the schema generation (two index reads of meta), so a schema another process changed
+  // is loaded before the read or write that follows.
+  MENTAT_ASSIGN_OR_RETURN(
+      auto st, c->db->Cached("SELECT key, value FROM meta WHERE key IN ('format_version', "
+                             "'schema_gen')"));
+  int64_t format = 0, gen = 0;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
+    (st->ColumnText(0) == "format_version" ? format : gen) = st->ColumnInt(1);
+  }
+  if (format != storage::kFormatVersion)
+    return Status::Unsupported("the store's format changed to " + std::to_string(format) +
+                               " while it was open (this mentat reads format " +
+                               std::to_string(storage::kFormatVersion) + ")");
+  if (gen == c->schema_gen && c->schema) return Status::OK();
+  {
+    std::lock_guard<std::mutex> lock(schema_mu_);
+    if (gen == schema_gen_ && schema_) {
+      c->schema = schema_;
+      c->schema_gen = gen;
+      return Status::OK();
+    }
+  }
+  MENTAT_ASSIGN_OR_RETURN(Schema loaded, schema::LoadSchema(c->db.get()));
+  auto shared = std::make_shared<const Schema>(std::move(loaded));
+  c->schema = shared;
+  c->schema_gen = gen;
+  Publish(shared, gen);
+  return Status::OK();
 }
 
 std::pair<std::shared_ptr<const std::vector<Entid>>, uint64_t> StoreImpl::CachedAttrs() {
@@ -494,7 +586,7 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     MENTAT_RETURN_IF_ERROR(txn.Rollback());
     return std::move(out->report);
   }
-  if (!borrowed_ && !in_memory_) {
+  if (!borrowed_ && !in_memory_ && !pg_) {
     // The checkpoint threshold in force at this commit: higher after a large transaction.
     int64_t want = out->report.tx_data.size() >= storage::kLargeTxDatoms
                        ? storage::kWalAutocheckpointLargeTx

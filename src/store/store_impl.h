@@ -77,11 +77,15 @@ class StoreImpl {
   // ReleaseStatements(), which the caller must call before `db` is closed.
   // REQUIRES: `db` outlives the store.
   static Result<std::unique_ptr<StoreImpl>> OpenBorrowed(sqlite3* db, const Options& options);
+  // A store in PostgreSQL (`name`: storage::Connection::OpenPostgres).
+  static Result<std::unique_ptr<StoreImpl>> OpenPostgres(const std::string& name,
+                                                         const Options& options);
 
   Result<Lease> Acquire();
   // Brings `c`'s schema in line with its current snapshot (PRAGMA data_version, then the
   // schema generation). REQUIRES: inside a transaction on `c`.
   Status Sync(Conn* c);
+  Status SyncPostgres(Conn* c);
 
   Result<TxReport> Transact(const edn::Value& data, bool speculative);
   // Store::vacuum.
@@ -207,6 +211,7 @@ class StoreImpl {
   std::string path_;
   std::string uri_;
   bool in_memory_ = false;
+  bool pg_ = false;  // a PostgreSQL store (uri_ is its connection string)
   bool borrowed_ = false;
   // The borrowed connection (OpenBorrowed), and whether it is leased out: guarded by
   // pool_mu_, so that Interrupt() never interrupts the host's own statements between calls.

@@ -11,7 +11,7 @@ namespace mentat::tx {
 using schema::DbVal;
 
 Result<Partitions> Partitions::Read(storage::Connection* c) {
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT part, start, end, next FROM parts"));
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT part, start, \"end\", next FROM parts"));
   Partitions p;
   int seen = 0;
   for (;;) {

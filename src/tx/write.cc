@@ -47,7 +47,7 @@ Status UpdateStats(storage::Connection* c, const Schema& schema,
   MENTAT_ASSIGN_OR_RETURN(
       auto s, c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
                         "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
-                        "datoms = datoms + excluded.datoms RETURNING datoms, distinct_at"));
+                        "datoms = attr_stats.datoms + excluded.datoms RETURNING datoms, distinct_at"));
   for (const auto& [a, d] : delta) {
     if (d == 0) continue;
     s->BindInt(1, a);

@@ -29,6 +29,8 @@ class Backend {
 
 std::unique_ptr<Backend> MakeLibraryBackend();
 std::unique_ptr<Backend> MakeCliBackend(const std::string& mentat_binary);
+// The library on PostgreSQL stores (`conninfo`: a database; a fresh schema per case).
+std::unique_ptr<Backend> MakePgBackend(const std::string& conninfo);
 // The SQLite extension (sqlite_backend.cc): `extension` is build/libmentat_sqlite.so;
 // `host_mode` keeps the store in the host connection's own database (db_path NULL).
 std::unique_ptr<Backend> MakeSqliteBackend(const std::string& extension, bool host_mode);

@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "backend.h"
 #include "mentat/store.h"
+#include "pg/connection.h"
 
 namespace mentat::testing {
 
@@ -14,8 +16,29 @@ namespace {
 
 class LibraryBackend : public Backend {
  public:
+  LibraryBackend() = default;
+  // A store in PostgreSQL per Reset, in a fresh schema of `conninfo`'s database; the
+  // schemas are dropped when the backend is.
+  explicit LibraryBackend(std::string conninfo) : pg_(std::move(conninfo)) {}
+  ~LibraryBackend() override {
+    store_.reset();
+    if (pg_.empty() || schemas_.empty()) return;
+    auto c = pg::Connection::Open(pg_);
+    if (!c.ok()) return;
+    for (const auto& s : schemas_) (void)(*c)->Exec("DROP SCHEMA IF EXISTS " + s + " CASCADE");
+  }
   Status Reset() override {
-    auto s = Store::open("");
+    std::string name;
+    if (!pg_.empty()) {
+      store_.reset();
+      std::string schema =
+          "mentat_runner_" + std::to_string(getpid()) + "_" + std::to_string(schemas_.size());
+      schemas_.push_back(schema);
+      const bool uri = pg_.rfind("postgres", 0) == 0 && pg_.find("://") != std::string::npos;
+      name = uri ? pg_ + (pg_.find('?') == std::string::npos ? "?" : "&") + "schema=" + schema
+                 : pg_ + " schema=" + schema;
+    }
+    auto s = Store::open(name);
     if (!s.ok()) return s.status();
     store_ = std::move(*s);
     return Status::OK();
@@ -68,6 +91,8 @@ class LibraryBackend : public Backend {
 
  private:
   std::unique_ptr<Store> store_;
+  std::string pg_;
+  std::vector<std::string> schemas_;
 };
 
 // Runs the CLI binary once per record on a store file, in EDN output mode.
@@ -163,6 +188,9 @@ class CliBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> MakeLibraryBackend() { return std::make_unique<LibraryBackend>(); }
+std::unique_ptr<Backend> MakePgBackend(const std::string& conninfo) {
+  return std::make_unique<LibraryBackend>(conninfo);
+}
 std::unique_ptr<Backend> MakeCliBackend(const std::string& b) {
   return std::make_unique<CliBackend>(b);
 }

@@ -3,6 +3,7 @@
 //
 //   mentat-test-runner --backend lib FILE...
 //   mentat-test-runner --backend cli --mentat build/mentat FILE...
+//   mentat-test-runner --backend pg --pg CONNINFO FILE...   (the library on PostgreSQL)
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -304,7 +305,7 @@ class FileRunner {
 }  // namespace mentat::testing
 
 int main(int argc, char** argv) {
-  std::string backend = "lib", mentat_bin;
+  std::string backend = "lib", mentat_bin, pg;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -312,6 +313,8 @@ int main(int argc, char** argv) {
       backend = argv[++i];
     else if (a == "--mentat" && i + 1 < argc)
       mentat_bin = argv[++i];
+    else if (a == "--pg" && i + 1 < argc)
+      pg = argv[++i];
     else
       files.push_back(a);
   }
@@ -320,6 +323,10 @@ int main(int argc, char** argv) {
     b = mentat::testing::MakeLibraryBackend();
   else if (backend == "cli")
     b = mentat::testing::MakeCliBackend(mentat_bin);
+#ifndef MENTAT_RUNNER_NO_PG
+  else if (backend == "pg")
+    b = mentat::testing::MakePgBackend(pg);
+#endif
   if (!b) {
     std::cerr << "unknown backend '" << backend << "'\n";
     return 2;
@@ -334,7 +341,7 @@ int main(int argc, char** argv) {
     }
     std::stringstream ss;
     ss << in.rdbuf();
-    mentat::testing::FileRunner runner(b.get(), f, backend == "lib");
+    mentat::testing::FileRunner runner(b.get(), f, backend == "lib" || backend == "pg");
     auto [p, fl] = runner.Run(ss.str());
     passed += p;
     failed += fl;

@@ -1,0 +1,153 @@
+// PostgreSQL's dialect of the query compiler (doc/postgres.md "Queries"). The value column
+// `v` is jsonb; entity, attribute and transaction columns are bigint. The store's schema
+// defines what makes the two meet (storage/format_pg.cc): cross-type comparison operators
+// between jsonb and bigint (inlinable SQL functions, so an index on either side still drives
+// a join), and `mentat_num`, overloaded for every number type and jsonb, which arithmetic
+// and numeric functions read their operands through.
+#include <string>
+#include <vector>
+
+#include "query/dialect.h"
+#include "query/relation.h"
+#include "storage/format.h"
+
+namespace mentat::query {
+
+namespace {
+
+class Pg : public Dialect {
+ public:
+  const char* name() const override { return "postgresql"; }
+  std::string IndexTest(bool value_indexed) const override {
+    return value_indexed ? "<> 0" : "<> 1";
+  }
+  Expr EqValue(const Expr& v, const Expr& x) const override {
+    // Both directions, so that PostgreSQL may drive the join from an index on either side.
+    return "(" + v + " = to_jsonb(" + x + ") AND " + x + " = mentat_int(" + v + "))";
+  }
+  Expr NoAffinity(const Expr& x) const override { return "(" + x + ")"; }
+  const char* PinnedJoin() const override { return " CROSS JOIN "; }
+  std::string IndexHint(const std::string&) const override { return ""; }
+  std::string RelationTable(const std::string& param) const override {
+    // The relation's rows as a JSON array of arrays (Execution binds it as text).
+    std::string cols;
+    for (int i = 0; i < kMaxRelArity; ++i)
+      cols += (i ? ", r -> " : "r -> ") + std::to_string(i) + " AS c" + std::to_string(i);
+    return "(SELECT " + cols + " FROM jsonb_array_elements(CAST(CAST(" + param +
+           " AS text) AS jsonb)) AS r)";
+  }
+  std::string NamedCollation() const override { return " COLLATE \"C\""; }
+  std::string Call(Fn fn, const std::vector<std::string>& a) const override {
+    auto arg = [&](size_t i) -> const std::string& {
+      static const std::string kNone;
+      return i < a.size() ? a[i] : kNone;
+    };
+    auto nums = [&](const char* op) {
+      std::string out = "(";
+      for (size_t i = 0; i < a.size(); ++i)
+        out += (i ? std::string(" ") + op + " " : "") + "mentat_num(" + a[i] + ")";
+      return out + ")";
+    };
+    auto text = [&](size_t i) { return "mentat_text(" + arg(i) + ")"; };
+    switch (fn) {
+      case Fn::kEq:
+        return Infix("=", a);
+      case Fn::kNe:
+        return Infix("<>", a);
+      case Fn::kLt:
+        return Infix("<", a);
+      case Fn::kLe:
+        return Infix("<=", a);
+      case Fn::kGt:
+        return Infix(">", a);
+      case Fn::kGe:
+        return Infix(">=", a);
+      case Fn::kIsNot:
+        return Infix("IS DISTINCT FROM", a);
+      case Fn::kAnd:
+        return Infix("AND", a);
+      case Fn::kOr:
+        return Infix("OR", a);
+      case Fn::kNot:
+        return "NOT (" + arg(0) + ")";
+      case Fn::kIsNull:
+        return arg(0) + " IS NULL";
+      case Fn::kIsNotNull:
+        return arg(0) + " IS NOT NULL";
+      case Fn::kIn: {
+        std::vector<std::string> list(a.begin() + (a.empty() ? 0 : 1), a.end());
+        return arg(0) + " IN " + Function("", list);
+      }
+      case Fn::kAdd:
+        return nums("+");
+      case Fn::kSub:
+        return nums("-");
+      case Fn::kMul:
+        return nums("*");
+      case Fn::kDiv:
+        return "mentat_div(mentat_num(" + arg(0) + "), mentat_num(" + arg(1) + "))";
+      case Fn::kMod:
+        return nums("%");
+      case Fn::kNeg:
+        return "(- mentat_num(" + arg(0) + "))";
+      case Fn::kConcat: {
+        std::string out = "(";
+        for (size_t i = 0; i < a.size(); ++i) out += (i ? " || " : "") + text(i);
+        return out + ")";
+      }
+      case Fn::kCastText:
+        return text(0);
+      case Fn::kCastReal:
+        return "CAST(mentat_num(" + arg(0) + ") AS double precision)";
+      case Fn::kBoolText:
+        return "(CASE WHEN " + arg(0) + " THEN 'true' ELSE 'false' END)";
+      case Fn::kIsInteger:
+        return "mentat_is_integer(" + arg(0) + ")";
+      case Fn::kIsReal:
+        return "mentat_is_real(" + arg(0) + ")";
+      case Fn::kAbs:
+        return "abs(mentat_num(" + arg(0) + "))";
+      case Fn::kMax:
+      case Fn::kMin: {
+        std::string out = fn == Fn::kMax ? "GREATEST(" : "LEAST(";
+        for (size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + a[i];
+        return out + ")";
+      }
+      case Fn::kLength:
+        return "length(" + text(0) + ")";
+      case Fn::kSubstr:
+        return a.size() > 2 ? "mentat_substr(" + text(0) + ", mentat_num(" + arg(1) +
+                                  "), mentat_num(" + arg(2) + "))"
+                            : "mentat_substr(" + text(0) + ", mentat_num(" + arg(1) + "))";
+      case Fn::kInstr:
+        return "strpos(" + text(0) + ", " + text(1) + ")";
+      case Fn::kTrim:
+        return "btrim(" + text(0) + ", ' ')";
+      case Fn::kCoalesce:
+        return Function("COALESCE", a);
+      case Fn::kLower:
+        return "lower(" + text(0) + ")";
+      case Fn::kUpper:
+        return "upper(" + text(0) + ")";
+      case Fn::kExactDiv:
+        return "mentat_exact_div(mentat_num(" + arg(0) + "), mentat_num(" + arg(1) + "))";
+      case Fn::kReFind:
+        return "mentat_re_find(" + text(0) + ", " + text(1) + ")";
+      case Fn::kReMatches:
+        return "mentat_re_matches(" + text(0) + ", " + text(1) + ")";
+      default:
+        // Not spelled for PostgreSQL yet: the statement fails to prepare, naming it.
+        return std::string("mentat_unsupported_on_postgresql_") +
+               std::to_string(static_cast<int>(fn)) + "()";
+    }
+  }
+};
+
+}  // namespace
+
+const Dialect& PgDialect() {
+  static const Pg kPg;
+  return kPg;
+}
+
+}  // namespace mentat::query

@@ -1,0 +1,13 @@
+// The store's tables in PostgreSQL (doc/format.md "PostgreSQL"): private to storage;
+// format.h's Inspect, CreateTables and Upgrade call these for a PostgreSQL connection.
+#pragma once
+
+#include "storage/format.h"
+
+namespace mentat::storage {
+
+Result<FileState> PgInspect(Connection* c, int* version);
+Status PgCreateTables(Connection* c);
+Status PgUpgrade(Connection* c, int from, int to);
+
+}  // namespace mentat::storage
