@@ -242,12 +242,12 @@ Status ErrorStatus(std::string_view sqlstate, std::string_view message) {
     return Status::Interrupted("interrupted");
   }
   if (code.rfind("23", 0) == 0) return Status::Conflict(msg);
-  if (code == "25006") return Status::Unsupported(msg);
+  if (code == "25006" || code == "0A000") return Status::Unsupported(msg);
   if (code.rfind("42", 0) == 0) return Status::InvalidArgument(msg);
   return Status::Io(msg);
 }
 
-std::string PgPlaceholders(std::string_view sql) {
+std::string PgPlaceholders(std::string_view sql, std::vector<int>* occurrences) {
   std::string out;
   out.reserve(sql.size() + 8);
   int next = 1;
@@ -285,12 +285,18 @@ std::string PgPlaceholders(std::string_view sql) {
       size_t start = i;
       while (i < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i]))) ++i;
       out.push_back('$');
+      int n = next;
       if (i > start) {
-        int n = std::atoi(std::string(sql.substr(start, i - start)).c_str());
-        out.append(sql.substr(start, i - start));
+        n = std::atoi(std::string(sql.substr(start, i - start)).c_str());
         next = std::max(next, n + 1);
       } else {
-        out += std::to_string(next++);
+        ++next;
+      }
+      if (occurrences) {
+        occurrences->push_back(n);
+        out += std::to_string(occurrences->size());
+      } else {
+        out += std::to_string(n);
       }
     } else {
       out.push_back(ch);
@@ -311,7 +317,7 @@ Statement::~Statement() {
       PQclear(PQexec(conn_->conn_, ("DEALLOCATE " + name).c_str()));
   };
   for (const auto& [sig, name] : prepared_) drop(name);
-  if (described_) drop(untyped_);
+  if (described_ && !typed_only_) drop(untyped_);
 }
 
 void Statement::Bind(int i, Kind k, std::string bytes) {
@@ -344,8 +350,25 @@ void Statement::BindNull(int i) { Bind(i, Kind::kNull, std::string()); }
 Status Statement::Describe() {
   PGconn* c = conn_->conn_;
   std::string name = "m" + std::to_string(conn_->next_name_++);
+  // Inside a transaction a failed prepare would abort it: the first try runs in a
+  // savepoint.
+  const bool in_txn = PQtransactionStatus(c) == PQTRANS_INTRANS;
+  if (in_txn) PQclear(PQexec(c, "SAVEPOINT mentat_prepare"));
   PGresult* r = PQprepare(c, name.c_str(), sql_.c_str(), 0, nullptr);
+  if (in_txn)
+    PQclear(PQexec(c, PQresultStatus(r) == PGRES_COMMAND_OK
+                          ? "RELEASE mentat_prepare"
+                          : "ROLLBACK TO mentat_prepare; RELEASE mentat_prepare"));
   if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+    const char* state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    // A parameter the server cannot type from its context (`to_jsonb($1)`): the statement
+    // is prepared for the kinds bound, execution by execution.
+    if (state && (std::string_view(state) == "42P18" || std::string_view(state) == "42725")) {
+      PQclear(r);
+      typed_only_ = true;
+      described_ = true;
+      return Status::OK();
+    }
     Status st = conn_->Error("prepare", r);
     PQclear(r);
     return st;
@@ -367,8 +390,11 @@ Status Statement::Describe() {
 
 Status Statement::Execute() {
   if (!described_) MENTAT_RETURN_IF_ERROR(Describe());
-  if (params_.size() < inferred_.size()) params_.resize(inferred_.size());
-  const size_t n = inferred_.size();
+  // The server's parameters: one per occurrence of a SQLite parameter (each typed by its
+  // own context), or the bound ones in order for SQL written with $N.
+  const size_t n =
+      !occ_.empty() ? occ_.size() : std::max(params_.size(), typed_only_ ? 0 : inferred_.size());
+  if (typed_only_ || inferred_.size() < n) inferred_.resize(n, 0);
   // Each parameter goes as the type the server inferred when that is a JSON value (the
   // value column), else as the type of the kind it was bound with; a statement whose types
   // all agree with the inferred ones runs as first prepared.
@@ -377,16 +403,25 @@ Status Statement::Execute() {
   std::vector<Oid> types(n);
   std::vector<const char*> values(n);
   std::vector<int> lengths(n), formats(n, 1);
+  std::vector<std::string> json(n);
+  static const Param kUnbound;
   bool as_inferred = true;
   for (size_t i = 0; i < n; ++i) {
-    Param& p = params_[i];
-    const bool json = inferred_[i] == kJsonb;
-    types[i] = json ? kJsonb : OidOf(p.kind);
-    if (types[i] != 0 && types[i] != inferred_[i]) as_inferred = false;
-    sig.push_back(json ? 'j' : static_cast<char>('0' + static_cast<int>(p.kind)));
-    if (json && !p.null) p.bytes = JsonbOf(p.kind, p.bytes);
-    values[i] = p.null ? nullptr : p.bytes.data();
-    lengths[i] = static_cast<int>(p.bytes.size());
+    const size_t from = occ_.empty() ? i : static_cast<size_t>(occ_[i] - 1);
+    const Param& p = from < params_.size() ? params_[from] : kUnbound;
+    const bool is_json = inferred_[i] == kJsonb;
+    types[i] = is_json ? kJsonb : OidOf(p.kind);
+    // A parameter the server could not type and nothing was bound to: as text.
+    if (types[i] == 0 && (typed_only_ || inferred_[i] == 0)) types[i] = kText;
+    if (typed_only_ || (types[i] != 0 && types[i] != inferred_[i])) as_inferred = false;
+    sig.push_back(is_json ? 'j' : static_cast<char>('0' + static_cast<int>(p.kind)));
+    const std::string* bytes = &p.bytes;
+    if (is_json && !p.null) {
+      json[i] = JsonbOf(p.kind, p.bytes);
+      bytes = &json[i];
+    }
+    values[i] = p.null ? nullptr : bytes->data();
+    lengths[i] = static_cast<int>(bytes->size());
   }
   PGconn* c = conn_->conn_;
   const std::string* name = &untyped_;
@@ -649,14 +684,18 @@ Status Connection::Exec(std::string_view sql) {
 
 Result<CachedStatement> Connection::Cached(const std::string& sql) {
   auto it = cache_.find(sql);
-  if (it == cache_.end())
-    it = cache_.emplace(sql, std::unique_ptr<Statement>(new Statement(this, PgPlaceholders(sql))))
-             .first;
+  if (it == cache_.end()) it = cache_.emplace(sql, NewStatement(sql)).first;
   return CachedStatement(it->second.get());
 }
 
-std::unique_ptr<Statement> Connection::Prepare(const std::string& sql) {
-  return std::unique_ptr<Statement>(new Statement(this, PgPlaceholders(sql)));
+std::unique_ptr<Statement> Connection::Prepare(const std::string& sql) { return NewStatement(sql); }
+
+std::unique_ptr<Statement> Connection::NewStatement(const std::string& sql) {
+  std::vector<int> occurrences;
+  std::string text = PgPlaceholders(sql, &occurrences);
+  std::unique_ptr<Statement> st(new Statement(this, std::move(text)));
+  st->occ_ = std::move(occurrences);
+  return st;
 }
 
 Result<int64_t> Connection::QueryInt(const std::string& sql, int64_t fallback) {

@@ -86,8 +86,12 @@ class Statement {
     std::string bytes;  // binary format
   };
   std::vector<Param> params_;
+  // The SQLite parameter number (1-based) of each server parameter, in order; empty for
+  // SQL written with $N (server parameter i is bound parameter i).
+  std::vector<int> occ_;
   // The statement prepared without parameter types, and the types the server inferred.
   bool described_ = false;
+  bool typed_only_ = false;  // the server could not infer the parameters' types
   std::string untyped_;
   std::vector<unsigned int> inferred_;
   // The statement prepared again for each signature of parameter kinds that differs from
@@ -158,6 +162,7 @@ class Connection {
  private:
   friend class Statement;
   explicit Connection(pg_conn* c);
+  std::unique_ptr<Statement> NewStatement(const std::string& sql);
   Status Error(std::string_view what, pg_result* r) const;
 
   pg_conn* conn_;
@@ -196,7 +201,11 @@ class CopyRows {
 // SQL written for SQLite's placeholders, for PostgreSQL's: `?N` becomes `$N` and a bare `?`
 // the next number (`$1`, `$2`...), outside string literals, quoted identifiers and comments.
 // Cached() applies it, so one text of a statement serves both engines.
-std::string PgPlaceholders(std::string_view sql);
+// With `occurrences`, every occurrence of a `?` parameter becomes a parameter of its own
+// ($1, $2, ... in order of appearance) and `occurrences` receives the SQLite parameter
+// number of each, so one value used in two contexts (a jsonb column and a text function)
+// is typed by each: Statement binds the same value to all of them.
+std::string PgPlaceholders(std::string_view sql, std::vector<int>* occurrences = nullptr);
 
 // Converts a libpq error (its SQLSTATE and message) into a Status: serialization failures
 // and deadlocks are kBusy, a cancelled statement kInterrupted, a statement timeout

@@ -27,6 +27,8 @@ class Dialect {
   // `x` as an expression without column affinity (so comparing it with `v` may use v's
   // index).
   virtual Expr NoAffinity(const Expr& x) const = 0;
+  // A column of a UNION of arms that may read it from columns of different types.
+  virtual std::string UnionColumn(const std::string& x) const { return x; }
   // The join operator that keeps its operands in the written order (the planner's order).
   virtual const char* PinnedJoin() const = 0;
   // An index hint after a table reference's alias; "" for an engine without hints.

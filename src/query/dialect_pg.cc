@@ -22,10 +22,13 @@ class Pg : public Dialect {
     return value_indexed ? "<> 0" : "<> 1";
   }
   Expr EqValue(const Expr& v, const Expr& x) const override {
-    // Both directions, so that PostgreSQL may drive the join from an index on either side.
-    return "(" + v + " = to_jsonb(" + x + ") AND " + x + " = mentat_int(" + v + "))";
+    // The store's cross-type `=` (storage/format_pg.cc) compares as jsonb and, with a
+    // bigint, also states x = mentat_int(v) for an index on x.
+    return "(" + v + " = " + x + ")";
   }
-  Expr NoAffinity(const Expr& x) const override { return "(" + x + ")"; }
+  // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
+  Expr NoAffinity(const Expr& x) const override { return "to_jsonb(" + x + ")"; }
+  std::string UnionColumn(const std::string& x) const override { return "to_jsonb(" + x + ")"; }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
   std::string RelationTable(const std::string& param) const override {
@@ -36,7 +39,9 @@ class Pg : public Dialect {
     return "(SELECT " + cols + " FROM jsonb_array_elements(CAST(CAST(" + param +
            " AS text) AS jsonb)) AS r)";
   }
-  std::string NamedCollation() const override { return " COLLATE \"C\""; }
+  // Keywords and symbols sort as their text (":ns/name"), not namespace first: jsonb has no
+  // collation to name.
+  std::string NamedCollation() const override { return ""; }
   std::string Call(Fn fn, const std::vector<std::string>& a) const override {
     auto arg = [&](size_t i) -> const std::string& {
       static const std::string kNone;
@@ -131,14 +136,31 @@ class Pg : public Dialect {
         return "upper(" + text(0) + ")";
       case Fn::kExactDiv:
         return "mentat_exact_div(mentat_num(" + arg(0) + "), mentat_num(" + arg(1) + "))";
+      case Fn::kMatch:
+        return "(" + arg(0) + " @@ websearch_to_tsquery('simple', " + text(1) + "))";
+      case Fn::kRank:
+        return "ts_rank(" + arg(0) + ", websearch_to_tsquery('simple', " + text(1) + "))";
+      case Fn::kStr:
+        return "mentat_str(" + arg(0) + ")";
+      case Fn::kSubs:
+        return a.size() > 2 ? "mentat_subs(" + text(0) + ", mentat_num(" + arg(1) +
+                                  "), mentat_num(" + arg(2) + "))"
+                            : "mentat_subs(" + text(0) + ", mentat_num(" + arg(1) + "))";
+      case Fn::kReFindGroup:
+        return "mentat_re_find_group(" + text(0) + ", " + text(1) + ", mentat_num(" + arg(2) + "))";
+      case Fn::kReMatchesGroup:
+        return "mentat_re_matches_group(" + text(0) + ", " + text(1) + ", mentat_num(" + arg(2) +
+               "))";
       case Fn::kReFind:
         return "mentat_re_find(" + text(0) + ", " + text(1) + ")";
       case Fn::kReMatches:
         return "mentat_re_matches(" + text(0) + ", " + text(1) + ")";
-      default:
-        // Not spelled for PostgreSQL yet: the statement fails to prepare, naming it.
-        return std::string("mentat_unsupported_on_postgresql_") +
-               std::to_string(static_cast<int>(fn)) + "()";
+      default: {
+        // Not spelled for PostgreSQL yet: the statement fails when it is planned, naming
+        // the function SQLite's dialect calls.
+        std::string sqlite = SqliteDialect().Call(fn, {});
+        return "mentat_not_on_postgresql('" + sqlite.substr(0, sqlite.find('(')) + "')";
+      }
     }
   }
 };

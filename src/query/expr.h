@@ -78,7 +78,7 @@ enum class Fn : unsigned char {
   kEntitySet,    // aggregate: the set of the entities a (a scalar subquery reads it)
   kInEntitySet,  // whether entity b is in set a
   kMatch,        // fulltext: whether the row of index a matches search b
-  kRank,         // fulltext: a match's rank in index a, larger is better
+  kRank,         // fulltext: a match's rank in index a for search b, larger is better
 };
 
 // Its name in DebugString and explain ("=", "re-find", ...).

@@ -329,7 +329,7 @@ Status Analyzer::Fulltext(const Clause& c, Scope* s) {
         break;
       default:
         x = ViewColumn(f, "rowid", VT::kDouble);
-        x.sql = Expr::Call(Fn::kRank, {Col(f, "fulltext")});
+        x.sql = Expr::Call(Fn::kRank, {Col(f, "fulltext"), q.sql});
         item = f;
         break;
     }

@@ -184,8 +184,12 @@ struct Emitter {
       std::map<int, int> assign = outer;
       std::string fw = FromWhere(arm, &assign);
       std::string cols;
-      for (const auto& [name, e] : unit.blocks[block].outputs)
-        cols += (cols.empty() ? "" : ", ") + Resolve(e, assign) + " AS " + name;
+      const bool arms = Arms(block).size() > 1;
+      for (const auto& [name, e] : unit.blocks[block].outputs) {
+        std::string x = Resolve(e, assign);
+        cols +=
+            (cols.empty() ? "" : ", ") + (arms ? unit.dialect->UnionColumn(x) : x) + " AS " + name;
+      }
       if (!sql.empty()) sql += " UNION ";
       sql += "SELECT DISTINCT " + cols + fw;
     }
@@ -203,8 +207,11 @@ std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool
     std::map<int, int> assign;
     std::string fw = em.FromWhere(arm, &assign);
     std::string cols;
-    for (size_t i = 0; i < spec.columns.size(); ++i)
-      cols += (i ? ", " : "") + em.Resolve(spec.columns[i], assign) + " AS c" + std::to_string(i);
+    for (size_t i = 0; i < spec.columns.size(); ++i) {
+      std::string x = em.Resolve(spec.columns[i], assign);
+      cols += (i ? ", " : "") + (arms.size() > 1 ? unit.dialect->UnionColumn(x) : x) + " AS c" +
+              std::to_string(i);
+    }
     if (cols.empty()) cols = "1";
     if (!sql.empty()) sql += spec.distinct ? " UNION " : " UNION ALL ";
     sql +=

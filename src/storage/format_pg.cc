@@ -43,6 +43,12 @@ CREATE TABLE auto_indexes (a bigint PRIMARY KEY, uses bigint NOT NULL, created b
 // What the query compiler's PostgreSQL dialect (query/dialect_pg.cc) writes beyond
 // PostgreSQL's own SQL: the value column is jsonb, the others bigint. SQL functions marked
 // IMMUTABLE, so PostgreSQL inlines them (an index on a column they compare still applies).
+// The fulltext search the query compiler reads (as SQLite's FTS5 table `fulltext`): each
+// document's id and its text search vector.
+constexpr const char* kViews = R"sql(
+CREATE VIEW fulltext AS SELECT id AS rowid, tsv AS fulltext FROM fulltext_docs;
+)sql";
+
 constexpr const char* kFunctions = R"sql(
 CREATE FUNCTION mentat_int(jsonb) RETURNS bigint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT CASE WHEN jsonb_typeof($1) = 'number' AND ($1)::numeric = trunc(($1)::numeric)
@@ -110,54 +116,34 @@ CREATE FUNCTION mentat_re_find(text, text) RETURNS text LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT (regexp_match($2, '(' || $1 || ')'))[1]$$;
 CREATE FUNCTION mentat_re_matches(text, text) RETURNS text LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT CASE WHEN $2 ~ ('^(?:' || $1 || ')$') THEN $2 END$$;
-CREATE FUNCTION mentat_jb_eq(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 = to_jsonb($2)$$;
-CREATE FUNCTION mentat_jb_ne(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 <> to_jsonb($2)$$;
-CREATE FUNCTION mentat_jb_lt(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 < to_jsonb($2)$$;
-CREATE FUNCTION mentat_jb_le(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 <= to_jsonb($2)$$;
-CREATE FUNCTION mentat_jb_gt(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 > to_jsonb($2)$$;
-CREATE FUNCTION mentat_jb_ge(jsonb, bigint) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT $1 >= to_jsonb($2)$$;
-CREATE FUNCTION mentat_bj_eq(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) = $2$$;
-CREATE FUNCTION mentat_bj_ne(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) <> $2$$;
-CREATE FUNCTION mentat_bj_lt(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) < $2$$;
-CREATE FUNCTION mentat_bj_le(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) <= $2$$;
-CREATE FUNCTION mentat_bj_gt(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) > $2$$;
-CREATE FUNCTION mentat_bj_ge(bigint, jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
-  PARALLEL SAFE AS $$SELECT to_jsonb($1) >= $2$$;
-CREATE OPERATOR = (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_eq,
-                   COMMUTATOR = =, NEGATOR = <>);
-CREATE OPERATOR <> (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_ne,
-                    COMMUTATOR = <>, NEGATOR = =);
-CREATE OPERATOR < (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_lt,
-                   COMMUTATOR = >, NEGATOR = >=);
-CREATE OPERATOR <= (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_le,
-                    COMMUTATOR = >=, NEGATOR = >);
-CREATE OPERATOR > (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_gt,
-                   COMMUTATOR = <, NEGATOR = <=);
-CREATE OPERATOR >= (LEFTARG = jsonb, RIGHTARG = bigint, FUNCTION = mentat_jb_ge,
-                    COMMUTATOR = <=, NEGATOR = <);
-CREATE OPERATOR = (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_eq,
-                   COMMUTATOR = =, NEGATOR = <>);
-CREATE OPERATOR <> (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_ne,
-                    COMMUTATOR = <>, NEGATOR = =);
-CREATE OPERATOR < (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_lt,
-                   COMMUTATOR = >, NEGATOR = >=);
-CREATE OPERATOR <= (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_le,
-                    COMMUTATOR = >=, NEGATOR = >);
-CREATE OPERATOR > (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_gt,
-                   COMMUTATOR = <, NEGATOR = <=);
-CREATE OPERATOR >= (LEFTARG = bigint, RIGHTARG = jsonb, FUNCTION = mentat_bj_ge,
-                    COMMUTATOR = <=, NEGATOR = <);
+CREATE FUNCTION mentat_re_find_group(text, text, bigint) RETURNS text LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS
+  $$SELECT CASE WHEN $3 = 0 THEN (regexp_match($2, '(' || $1 || ')'))[1]
+                ELSE (regexp_match($2, $1))[$3] END$$;
+CREATE FUNCTION mentat_re_matches_group(text, text, bigint) RETURNS text LANGUAGE sql
+  IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE WHEN $3 = 0 THEN (regexp_match($2, '^(' || $1 || ')$'))[1]
+                ELSE (regexp_match($2, '^(?:' || $1 || ')$'))[$3] END$$;
+-- Clojure's subs: 0-based start, exclusive end; NULL out of range.
+CREATE FUNCTION mentat_subs(text, numeric) RETURNS text LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS
+  $$SELECT CASE WHEN $2 < 0 OR $2 > length($1) THEN NULL ELSE substr($1, $2::int + 1) END$$;
+CREATE FUNCTION mentat_subs(text, numeric, numeric) RETURNS text LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS
+  $$SELECT CASE WHEN $2 < 0 OR $3 < $2 OR $3 > length($1) THEN NULL
+                ELSE substr($1, $2::int + 1, ($3 - $2)::int) END$$;
+-- Clojure's str of a stored value: a string as itself, a number as its digits.
+CREATE FUNCTION mentat_str(jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT mentat_text($1)$$;
+CREATE FUNCTION mentat_str(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1$$;
+CREATE FUNCTION mentat_str(bigint) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1::text$$;
+CREATE FUNCTION mentat_str(numeric) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1::text$$;
+CREATE FUNCTION mentat_not_on_postgresql(text) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS
+  $$BEGIN RAISE EXCEPTION '% is not supported on a PostgreSQL store yet', $1
+           USING ERRCODE = '0A000'; END$$;
 CREATE FUNCTION mentat_jsum(numeric, jsonb) RETURNS numeric LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS
   $$SELECT CASE WHEN mentat_num($2) IS NULL THEN $1 WHEN $1 IS NULL THEN mentat_num($2)
@@ -179,6 +165,49 @@ CREATE FUNCTION mentat_jmin(jsonb, jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
 CREATE AGGREGATE max(jsonb) (SFUNC = mentat_jmax, STYPE = jsonb);
 CREATE AGGREGATE min(jsonb) (SFUNC = mentat_jmin, STYPE = jsonb);
 )sql";
+
+// Comparison operators between jsonb (the value column) and the typed columns and
+// parameters it meets (entity ids, numbers, text): each an inlinable SQL function of
+// to_jsonb, so `v op x` compares as two jsonb values. Equality with bigint also states
+// `x = mentat_int(v)`, which lets an index on the bigint side drive the join.
+std::string CrossTypeOperators() {
+  struct Op {
+    const char *sym, *name, *commutator, *negator;
+  };
+  static const Op kOps[] = {{"=", "eq", "=", "<>"}, {"<>", "ne", "<>", "="},
+                            {"<", "lt", ">", ">="}, {"<=", "le", ">=", ">"},
+                            {">", "gt", "<", "<="}, {">=", "ge", "<=", "<"}};
+  struct Type {
+    const char *sql, *tag;
+  };
+  static const Type kTypes[] = {{"bigint", "b"},
+                                {"integer", "i"},
+                                {"numeric", "n"},
+                                {"double precision", "d"},
+                                {"text", "t"}};
+  std::string out;
+  for (const Type& t : kTypes) {
+    for (const Op& op : kOps) {
+      const std::string jt = std::string("mentat_j") + t.tag + "_" + op.name;
+      const std::string tj = std::string("mentat_") + t.tag + "j_" + op.name;
+      const bool eq_int = std::string(op.name) == "eq" && std::string(t.tag) == "b";
+      out += "CREATE FUNCTION " + jt + "(jsonb, " + t.sql +
+             ") RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT $1 " + op.sym +
+             " to_jsonb($2)" + (eq_int ? " AND $2 = mentat_int($1)" : "") + "$$;\n";
+      out += "CREATE FUNCTION " + tj + "(" + t.sql +
+             ", jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT "
+             "to_jsonb($1) " +
+             op.sym + " $2" + (eq_int ? " AND $1 = mentat_int($2)" : "") + "$$;\n";
+      out += std::string("CREATE OPERATOR ") + op.sym + " (LEFTARG = jsonb, RIGHTARG = " + t.sql +
+             ", FUNCTION = " + jt + ", COMMUTATOR = " + op.commutator +
+             ", NEGATOR = " + op.negator + ");\n";
+      out += std::string("CREATE OPERATOR ") + op.sym + " (LEFTARG = " + t.sql +
+             ", RIGHTARG = jsonb, FUNCTION = " + tj + ", COMMUTATOR = " + op.commutator +
+             ", NEGATOR = " + op.negator + ");\n";
+    }
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -216,6 +245,8 @@ Status PgCreateTables(Connection* c) {
   MENTAT_RETURN_IF_ERROR(c->Exec("CREATE SCHEMA IF NOT EXISTS " + c->pg_schema()));
   MENTAT_RETURN_IF_ERROR(c->Exec(kTables));
   MENTAT_RETURN_IF_ERROR(c->Exec(kFunctions));
+  MENTAT_RETURN_IF_ERROR(c->Exec(CrossTypeOperators()));
+  MENTAT_RETURN_IF_ERROR(c->Exec(kViews));
   return c->Exec("INSERT INTO meta (key, value) VALUES ('format_version', " +
                  std::to_string(kFormatVersion) + ")");
 }

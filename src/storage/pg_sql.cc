@@ -141,8 +141,29 @@ std::string AliasSubqueries(std::string s) {
   return s;
 }
 
+// `SELECT value FROM json_each(P)` over a JSON array of integers (pull's entity lists):
+// its elements as bigint.
+void JsonEachOfIntegers(std::string* s) {
+  static constexpr std::string_view kFrom = "SELECT value FROM json_each(";
+  for (size_t at = s->find(kFrom); at != std::string::npos; at = s->find(kFrom, at + 1)) {
+    size_t arg = at + kFrom.size();
+    size_t close = s->find(')', arg);
+    if (close == std::string::npos) return;
+    std::string param = s->substr(arg, close - arg);
+    s->replace(at, close + 1 - at,
+               "SELECT CAST(value AS bigint) FROM json_array_elements_text(CAST(" + param +
+                   " AS json)) AS value");
+  }
+}
+
 std::string OneStatement(std::string s) {
   s = AliasSubqueries(std::move(s));
+  JsonEachOfIntegers(&s);
+  // LIMIT -1 (SQLite's "no limit") -> LIMIT ALL
+  for (size_t at = FindWord(s, "LIMIT"); at != std::string::npos; at = FindWord(s, "LIMIT", at + 5))
+    if (s.compare(at + 5, 4, " -1 ") == 0 ||
+        (s.compare(at + 5, 3, " -1") == 0 && at + 8 == s.size()))
+      s.replace(at + 6, 2, "ALL");
   // ix IS NOT n -> ix <> n
   for (size_t at = FindWord(s, "ix"); at != std::string::npos; at = FindWord(s, "ix", at + 2)) {
     static constexpr std::string_view kIsNot = " IS NOT ";

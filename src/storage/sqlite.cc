@@ -228,6 +228,11 @@ bool Connection::InTransaction() const {
   return sqlite3_txn_state(db_, "main") != SQLITE_TXN_NONE;
 }
 
+bool Connection::InWriteTransaction() const {
+  if (pg_) return pg_writing_ && InTransaction();
+  return sqlite3_txn_state(db_, "main") == SQLITE_TXN_WRITE;
+}
+
 Status Connection::Exec(std::string_view sql) {
 #ifdef MENTAT_WITH_PG
   if (pg_) return pg_->Exec(PgSql(sql));
@@ -322,6 +327,7 @@ Status Transaction::Begin(bool immediate) {
       MENTAT_RETURN_IF_ERROR(Control(c_, immediate ? "BEGIN ISOLATION LEVEL READ COMMITTED"
                                                    : "BEGIN ISOLATION LEVEL REPEATABLE READ"));
       mode_ = Mode::kBegin;
+      c_->pg_writing_ = immediate;
       if (immediate) {
         Status st =
             Control(c_, "SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLockKey) + ")");

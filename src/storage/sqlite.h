@@ -194,6 +194,9 @@ class Connection {
   uint32_t PagerDataVersion() const;
   // True inside a read or write transaction on the main database.
   bool InTransaction() const;
+  // True inside a write transaction (SQLite: one that has written or BEGIN IMMEDIATE;
+  // PostgreSQL: a Transaction begun to write).
+  bool InWriteTransaction() const;
 
  private:
   Connection(sqlite3* db, bool borrowed);
@@ -202,6 +205,8 @@ class Connection {
   bool borrowed_ = false;
   std::unique_ptr<pg::Connection> pg_;
   std::string pg_schema_;
+  bool pg_writing_ = false;  // inside a Transaction begun to write (PostgreSQL)
+  friend class Transaction;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   // The last statements Cached returned, checked before the map: a read runs the same few
   // (BEGIN, its query, COMMIT) call after call, and comparing a query's text costs less

@@ -96,7 +96,8 @@ Status UseAttributeCaches(StoreImpl* impl, StoreImpl::Conn* c, query::ExecContex
   auto [attrs, gen] = impl->CachedAttrs();
   if (!attrs && !c->attr_cache) return Status::OK();
   if (c->attr_cache) c->attr_cache->Retain(attrs ? *attrs : std::vector<Entid>());
-  if (!attrs || impl->borrowed() || sqlite3_txn_state(c->db->raw(), "main") == SQLITE_TXN_WRITE)
+  // (On PostgreSQL a cache would be read through a function of the client: not there.)
+  if (!attrs || impl->borrowed() || c->db->is_pg() || c->db->InWriteTransaction())
     return Status::OK();
   if (!c->attr_cache) {
     auto cache = std::make_unique<AttrCache>();
@@ -168,6 +169,10 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   ctx->analyze = o.analyze;
   MENTAT_RETURN_IF_ERROR(query::CheckPassNames(o.disabled_passes));
   ctx->disabled_passes = o.disabled_passes;
+  // PostgreSQL's WITH RECURSIVE takes one recursive term that reads the relation once; a
+  // stratum of several rules (or a rule reading itself twice) is not one: on PostgreSQL
+  // recursive rules run in the engine's own semi-naive loop (doc/postgres.md "Queries").
+  if (ctx->conn->is_pg()) ctx->disabled_passes.push_back("recursive_cte");
   std::sort(ctx->disabled_passes.begin(), ctx->disabled_passes.end());
   ctx->disabled_passes.erase(std::unique(ctx->disabled_passes.begin(), ctx->disabled_passes.end()),
                              ctx->disabled_passes.end());

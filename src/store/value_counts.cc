@@ -189,7 +189,7 @@ Result<std::optional<QueryResult>> TryCountQuery(ValueCounts& counts, storage::C
                                                  const query::DbView& view, size_t n_inputs) {
   const Attribute* attr = CountQueryAttribute(q, schema, view, n_inputs);
   if (!attr) return std::optional<QueryResult>();
-  if (sqlite3_txn_state(c->raw(), "main") == SQLITE_TXN_WRITE) return std::optional<QueryResult>();
+  if (c->InWriteTransaction()) return std::optional<QueryResult>();
   MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT value FROM meta WHERE key = 'last_tx'"));
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row) return std::optional<QueryResult>();

@@ -11,7 +11,21 @@ using schema::DbVal;
 
 namespace {
 
+// PostgreSQL's documents carry their own search vector (a generated column): a document is
+// its fulltext_docs row.
+Status FulltextPg(storage::Connection* c, const Change& ch, bool insert) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached(insert ? "INSERT INTO fulltext_docs (e, a, text) VALUES (?1, ?2, ?3)"
+                               : "DELETE FROM fulltext_docs WHERE e = ?1 AND a = ?2 AND "
+                                 "text = ?3"));
+  s->BindInt(1, ch.e);
+  s->BindInt(2, ch.a);
+  s->BindText(3, ch.v.s);
+  return s->Run();
+}
+
 Status Fulltext(storage::Connection* c, const Change& ch, bool insert) {
+  if (c->is_pg()) return FulltextPg(c, ch, insert);
   if (insert) {
     MENTAT_ASSIGN_OR_RETURN(
         auto s, c->Cached("INSERT INTO fulltext_docs (e, a, text) VALUES (?1, ?2, ?3)"));
@@ -45,9 +59,10 @@ Status Fulltext(storage::Connection* c, const Change& ch, bool insert) {
 Status UpdateStats(storage::Connection* c, const Schema& schema,
                    const std::map<Entid, int64_t>& delta) {
   MENTAT_ASSIGN_OR_RETURN(
-      auto s, c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
-                        "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
-                        "datoms = attr_stats.datoms + excluded.datoms RETURNING datoms, distinct_at"));
+      auto s,
+      c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
+                "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
+                "datoms = attr_stats.datoms + excluded.datoms RETURNING datoms, distinct_at"));
   for (const auto& [a, d] : delta) {
     if (d == 0) continue;
     s->BindInt(1, a);
@@ -87,6 +102,18 @@ namespace {
 // datoms, so documents a store may hold from earlier do not count twice); one that
 // stopped being has its documents dropped, so the index only holds fulltext attributes.
 Status ReindexFulltext(storage::Connection* c, Entid a, bool now, bool value_indexed) {
+  if (c->is_pg()) {
+    MENTAT_ASSIGN_OR_RETURN(auto d, c->Cached("DELETE FROM fulltext_docs WHERE a = ?1"));
+    d->BindInt(1, a);
+    MENTAT_RETURN_IF_ERROR(d->Run());
+    if (!now) return Status::OK();
+    MENTAT_ASSIGN_OR_RETURN(
+        auto s, c->Cached("INSERT INTO fulltext_docs (e, a, text) SELECT e, a, v #>> '{}' FROM "
+                          "datoms WHERE a = ?1 AND " +
+                          storage::IndexTerm(value_indexed) + " AND jsonb_typeof(v) = 'string'"));
+    s->BindInt(1, a);
+    return s->Run();
+  }
   MENTAT_ASSIGN_OR_RETURN(
       auto f, c->Cached("INSERT INTO fulltext (fulltext, rowid, text) SELECT 'delete', id, text "
                         "FROM fulltext_docs WHERE a = ?1"));
