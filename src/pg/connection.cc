@@ -173,27 +173,49 @@ Kind JsonKind(std::string_view t) {
 }
 
 // A numeric in PostgreSQL's binary form (ndigits, weight, sign, dscale, base-10000 digits)
-// as a double, and whether it has no fraction.
-double NumericValue(const char* p, int len, bool* integral) {
+// as decimal text ("NaN", "Infinity" and "-Infinity" as such), and whether it has no
+// fraction.
+std::string NumericText(const char* p, int len, bool* integral) {
   *integral = true;
-  if (len < 8) return 0;
+  if (len < 8) return "0";
   int ndigits = static_cast<int16_t>(GetBE(p, 2));
   int weight = static_cast<int16_t>(GetBE(p + 2, 2));
   auto sign = static_cast<uint16_t>(GetBE(p + 4, 2));
   int dscale = static_cast<int16_t>(GetBE(p + 6, 2));
-  if (sign == 0xC000) {
+  if (sign == 0xC000 || sign == 0xD000 || sign == 0xF000) {
     *integral = false;
-    return std::nan("");
-  }
-  if (sign == 0xD000 || sign == 0xF000) {
-    *integral = false;
-    return sign == 0xD000 ? HUGE_VAL : -HUGE_VAL;
+    return sign == 0xC000 ? "NaN" : sign == 0xD000 ? "Infinity" : "-Infinity";
   }
   *integral = dscale == 0;
-  double v = 0;
-  for (int i = 0; i < ndigits && 8 + 2 * i + 1 < len; ++i)
-    v += static_cast<double>(GetBE(p + 8 + 2 * i, 2)) * std::pow(10000.0, weight - i);
-  return sign == 0x4000 ? -v : v;
+  auto digit = [&](int i) -> int {
+    return i >= 0 && i < ndigits && 8 + 2 * i + 1 < len ? static_cast<int>(GetBE(p + 8 + 2 * i, 2))
+                                                        : 0;
+  };
+  std::string out = sign == 0x4000 ? "-" : "";
+  // The integer part: groups 0..weight.
+  if (weight < 0) {
+    out += "0";
+  } else {
+    for (int i = 0; i <= weight; ++i) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, i == 0 ? "%d" : "%04d", digit(i));
+      out += buf;
+    }
+  }
+  if (dscale > 0) {
+    std::string frac;
+    for (int i = weight + 1; static_cast<int>(frac.size()) < dscale; ++i) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "%04d", digit(i));
+      frac += buf;
+    }
+    out += "." + frac.substr(0, static_cast<size_t>(dscale));
+  }
+  return out;
+}
+
+double NumericValue(const char* p, int len, bool* integral) {
+  return std::strtod(NumericText(p, len, integral).c_str(), nullptr);
 }
 
 // The same numeric as an integer, exactly when it fits.
@@ -614,6 +636,9 @@ std::string_view Statement::ColumnText(int i) const {
       out.clear();
       for (size_t j = q + 1; j + 1 < t.size() && t[j] != '"'; j += 2)
         out.push_back(static_cast<char>(HexDigit(t[j]) * 16 + HexDigit(t[j + 1])));
+    } else if (type == kNumeric) {
+      bool integral;
+      out = NumericText(PQgetvalue(result_, row_, i), PQgetlength(result_, row_, i), &integral);
     } else if (k == Kind::kInt) {
       out = std::to_string(ColumnInt(i));
     } else {

@@ -19,7 +19,7 @@ class Pg : public Dialect {
  public:
   const char* name() const override { return "postgresql"; }
   std::string IndexTest(bool value_indexed) const override {
-    return value_indexed ? "<> 0" : "<> 1";
+    return value_indexed ? "IS DISTINCT FROM 0" : "IS DISTINCT FROM 1";
   }
   Expr EqValue(const Expr& v, const Expr& x) const override {
     // The store's cross-type `=` (storage/format_pg.cc) compares as jsonb and, with a
@@ -27,8 +27,10 @@ class Pg : public Dialect {
     return "(" + v + " = " + x + ")";
   }
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
-  Expr NoAffinity(const Expr& x) const override { return "to_jsonb(" + x + ")"; }
-  std::string UnionColumn(const std::string& x) const override { return "to_jsonb(" + x + ")"; }
+  Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
+  std::string UnionColumn(const std::string& x) const override {
+    return "mentat_json(" + x + ")";
+  }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
   std::string RelationTable(const std::string& param) const override {
@@ -105,7 +107,7 @@ class Pg : public Dialect {
       case Fn::kCastReal:
         return "CAST(mentat_num(" + arg(0) + ") AS double precision)";
       case Fn::kBoolText:
-        return "(CASE WHEN " + arg(0) + " THEN 'true' ELSE 'false' END)";
+        return "(CASE WHEN mentat_bool(" + arg(0) + ") THEN 'true' ELSE 'false' END)";
       case Fn::kIsInteger:
         return "mentat_is_integer(" + arg(0) + ")";
       case Fn::kIsReal:
@@ -128,8 +130,11 @@ class Pg : public Dialect {
         return "strpos(" + text(0) + ", " + text(1) + ")";
       case Fn::kTrim:
         return "btrim(" + text(0) + ", ' ')";
-      case Fn::kCoalesce:
-        return Function("COALESCE", a);
+      case Fn::kCoalesce: {
+        std::string out = "COALESCE(";
+        for (size_t i = 0; i < a.size(); ++i) out += (i ? ", mentat_json(" : "mentat_json(") + a[i] + ")";
+        return out + ")";
+      }
       case Fn::kLower:
         return "lower(" + text(0) + ")";
       case Fn::kUpper:

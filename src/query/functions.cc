@@ -11,6 +11,13 @@
 namespace mentat::query {
 
 namespace {
+// Constant conditions, written so that every engine takes them as booleans (SQLite's 0 and
+// 1 are not PostgreSQL's).
+constexpr const char* kTrue = "(1 = 1)";
+constexpr const char* kFalse = "(1 = 0)";
+}  // namespace
+
+namespace {
 
 // "clojure.string/starts-with?" and "str/starts-with?" are "starts-with?".
 std::string BaseName(const std::string& fn) {
@@ -175,13 +182,13 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
                          "unknown value type :" + c.args[1].value.str());
     MENTAT_ASSIGN_OR_RETURN(VarBind x, ArgBind(*s, c.args[0], VT::kAny, c.form));
     if (IsStatic(x.type)) {
-      if (x.type != FromValueType(*want)) AddWhere(s, "0");
+      if (x.type != FromValueType(*want)) AddWhere(s, kFalse);
       return Status::OK();
     }
     if (x.type == VT::kNumeric) {
       AddWhere(s, *want == ValueType::kLong     ? Expr::Call(Fn::kIsInteger, {x.sql})
                   : *want == ValueType::kDouble ? Expr::Call(Fn::kIsReal, {x.sql})
-                                                : Expr("0"));
+                                                : Expr(kFalse));
       return Status::OK();
     }
     if (x.type == VT::kDynamic && !x.attr.empty()) {
@@ -397,14 +404,14 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
         Expr term;
         int len = a.parts.size() < b.parts.size() ? -1 : (a.parts.size() > b.parts.size() ? 1 : 0);
         if (k == 0) {
-          term = len == 0 ? (op == "=" || op == "<=" || op == ">=" ? "1" : "0")
-                          : ((op == "<" || op == "<=") == (len < 0) || op == "<>" ? "1" : "0");
+          term = len == 0 ? (op == "=" || op == "<=" || op == ">=" ? kTrue : kFalse)
+                          : ((op == "<" || op == "<=") == (len < 0) || op == "<>" ? kTrue : kFalse);
         } else if (len == 0) {
           term = Expr::Call(cmp, {ra, rb});
         } else if (op == "=") {
-          term = "0";
+          term = kFalse;
         } else if (op == "<>") {
-          term = "1";
+          term = kTrue;
         } else {
           // Equal prefixes order by length: a is before b when it is the shorter.
           bool less = op == "<" || op == "<=";
@@ -458,7 +465,7 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       const std::string& lit = c.args[1].value.str();
       int64_t chars = 0;  // characters, as SQL's length counts them
       for (unsigned char ch : lit) chars += (ch & 0xC0) != 0x80;
-      if (chars == 0) return result("1", VT::kBoolean, xs, false);
+      if (chars == 0) return result(kTrue, VT::kBoolean, xs, false);
       Expr part = fn == "starts-with?" ? Expr::Call(Fn::kSubstr, {a, "1", std::to_string(chars)})
                                        : Expr::Call(Fn::kSubstr, {a, std::to_string(-chars)});
       return result(Expr::Call(Fn::kEq, {part, b}), VT::kBoolean, xs, false);

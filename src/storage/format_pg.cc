@@ -17,8 +17,8 @@ CREATE TABLE parts (part bigint PRIMARY KEY, start bigint NOT NULL, "end" bigint
 CREATE TABLE datoms (e bigint NOT NULL, a bigint NOT NULL, v jsonb NOT NULL,
                      tx bigint NOT NULL, ix smallint NOT NULL DEFAULT 0);
 CREATE UNIQUE INDEX datoms_eav ON datoms (e, a, md5(v::text));
-CREATE INDEX datoms_avet ON datoms (a, v, e, tx) WHERE ix <> 0;
-CREATE INDEX datoms_aevt ON datoms (a, e, tx) WHERE ix <> 1;
+CREATE INDEX datoms_avet ON datoms (a, v, e, tx) WHERE ix IS DISTINCT FROM 0;
+CREATE INDEX datoms_aevt ON datoms (a, e, tx) WHERE ix IS DISTINCT FROM 1;
 CREATE INDEX datoms_tx ON datoms (tx, a);
 CREATE TABLE history (e bigint NOT NULL, a bigint NOT NULL, v jsonb NOT NULL,
                       tx bigint NOT NULL, rtx bigint NOT NULL);
@@ -76,6 +76,31 @@ CREATE FUNCTION mentat_text(numeric) RETURNS text LANGUAGE sql IMMUTABLE PARALLE
   $$SELECT $1::text$$;
 CREATE FUNCTION mentat_text(double precision) RETURNS text LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT $1::text$$;
+-- Any value as the value column's jsonb (UNION arms, COALESCE, rule relations); a text
+-- literal as a JSON string.
+CREATE FUNCTION mentat_json(jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1$$;
+CREATE FUNCTION mentat_json(bigint) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT to_jsonb($1)$$;
+CREATE FUNCTION mentat_json(integer) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT to_jsonb($1)$$;
+CREATE FUNCTION mentat_json(numeric) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT to_jsonb($1)$$;
+CREATE FUNCTION mentat_json(double precision) RETURNS jsonb LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS $$SELECT to_jsonb($1)$$;
+CREATE FUNCTION mentat_json(text) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT to_jsonb($1)$$;
+CREATE FUNCTION mentat_json(boolean) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT to_jsonb(CASE WHEN $1 THEN 1 ELSE 0 END)$$;
+CREATE FUNCTION mentat_json(bytea) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT jsonb_build_object('b', encode($1, 'hex'))$$;
+-- A stored boolean (0 or 1) as a condition.
+CREATE FUNCTION mentat_bool(jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1 <> '0'::jsonb$$;
+CREATE FUNCTION mentat_bool(bigint) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1 <> 0$$;
+CREATE FUNCTION mentat_bool(boolean) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT $1$$;
 CREATE FUNCTION mentat_div(bigint, bigint) RETURNS bigint LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT $1 / NULLIF($2, 0)$$;
 CREATE FUNCTION mentat_div(numeric, numeric) RETURNS numeric LANGUAGE sql IMMUTABLE
@@ -88,7 +113,7 @@ CREATE FUNCTION mentat_exact_div(numeric, numeric) RETURNS numeric LANGUAGE sql 
   PARALLEL SAFE AS
   $$SELECT CASE WHEN $2 = 0 THEN NULL
                 WHEN scale($1) = 0 AND scale($2) = 0 AND mod($1, $2) = 0 THEN div($1, $2)
-                ELSE (($1)::double precision / ($2)::double precision)::numeric END$$;
+                ELSE ((($1)::double precision / ($2)::double precision)::text)::numeric END$$;
 CREATE FUNCTION mentat_is_integer(jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT jsonb_typeof($1) = 'number' AND $1::text !~ '[.eE]'$$;
 CREATE FUNCTION mentat_is_integer(bigint) RETURNS boolean LANGUAGE sql IMMUTABLE

@@ -164,12 +164,11 @@ std::string OneStatement(std::string s) {
     if (s.compare(at + 5, 4, " -1 ") == 0 ||
         (s.compare(at + 5, 3, " -1") == 0 && at + 8 == s.size()))
       s.replace(at + 6, 2, "ALL");
-  // ix IS NOT n -> ix <> n
-  for (size_t at = FindWord(s, "ix"); at != std::string::npos; at = FindWord(s, "ix", at + 2)) {
-    static constexpr std::string_view kIsNot = " IS NOT ";
-    if (s.compare(at + 2, kIsNot.size(), kIsNot) == 0 && at + 2 + kIsNot.size() < s.size() &&
-        (s[at + 2 + kIsNot.size()] == '0' || s[at + 2 + kIsNot.size()] == '1'))
-      s.replace(at + 2, kIsNot.size(), " <> ");
+  // x IS NOT <digit> -> x IS DISTINCT FROM <digit> (SQLite's IS NOT; the partial
+  // attribute indexes are declared with the same words, so they still match)
+  for (size_t at = s.find(" IS NOT "); at != std::string::npos; at = s.find(" IS NOT ", at + 1)) {
+    size_t d = at + 8;
+    if (d < s.size() && std::isdigit(static_cast<unsigned char>(s[d]))) s.replace(at, 8, " IS DISTINCT FROM ");
   }
   // INDEXED BY name -> (nothing)
   for (size_t at = FindWord(s, "INDEXED"); at != std::string::npos;

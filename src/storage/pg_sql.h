@@ -4,8 +4,9 @@
 // prepared (once per connection). What is rewritten is a short fixed list, each a spelling
 // with the same meaning on mentat's tables:
 //
-// - `ix IS NOT 0` / `ix IS NOT 1` (the partial attribute indexes' terms; `ix` is never
-//   NULL) become `ix <> 0` / `ix <> 1`, which PostgreSQL's partial indexes match;
+// - `x IS NOT 0` / `x IS NOT 1` (the partial attribute indexes' terms) become
+//   `x IS DISTINCT FROM 0` / `... 1`, the words the PostgreSQL partial indexes are declared
+//   with, so that they match;
 // - `INSERT OR IGNORE INTO t ...` becomes `INSERT INTO t ... ON CONFLICT DO NOTHING`, and
 //   `INSERT OR REPLACE INTO t (cols) ...` an upsert on t's key (PgTableKey) that sets the
 //   other columns named;
