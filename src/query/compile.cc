@@ -171,11 +171,17 @@ int ValueRank(ValueType t) {
 // static column is named by position. Sets *needs_wrap when the terms need names.
 std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, const Dialect& dialect,
                        bool wrapped, bool* needs_wrap) {
-  const std::string named = dialect.NamedCollation();
   std::string dir = desc ? " DESC" : "";
   int col = FirstCol(oc);
   std::string name = wrapped ? "c" + std::to_string(col) : std::to_string(col + 1);
-  if (oc.type == VT::kKeyword || oc.type == VT::kSymbol) return name + named + dir;
+  if (oc.type == VT::kKeyword || oc.type == VT::kSymbol) {
+    // A position names a column only alone: an expression over it needs the name.
+    if (!wrapped && dialect.NamedOrderIsExpression()) {
+      *needs_wrap = true;
+      return name + dir;
+    }
+    return dialect.NamedOrder(name) + dir;
+  }
   if (oc.type != VT::kDynamic || oc.attr_col < 0 || oc.col < 0) return name + dir;
   *needs_wrap = true;
   if (!wrapped) return name + dir;
@@ -196,8 +202,8 @@ std::string OrderTerms(const OutCol& oc, bool desc, const Schema& schema, const 
   keywords += (keywords.empty() ? "" : ", ") + std::to_string(TypeCode(ValueType::kKeyword)) +
               ", " + std::to_string(TypeCode(ValueType::kSymbol));
   std::string is_kw = a + " IN (" + keywords + ")";
-  return rank + dir + ", (CASE WHEN " + is_kw + " THEN NULL ELSE " + name + " END)" + dir +
-         ", (CASE WHEN " + is_kw + " THEN " + name + " END)" + named + dir;
+  return rank + dir + ", (CASE WHEN " + is_kw + " THEN NULL ELSE " + name + " END)" + dir + ", " +
+         dialect.NamedOrder("(CASE WHEN " + is_kw + " THEN " + name + " END)") + dir;
 }
 
 }  // namespace
@@ -575,13 +581,12 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     }
     std::string c = "c" + std::to_string(pe.out.col);
     // min/max of keywords by namespace, then name (edn::Compare's order).
-    std::string coll = pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol
-                           ? env->dialect->NamedCollation()
-                           : "";
+    const bool named = pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol;
     std::string e = pe.summed                   ? "sum(" + c + ")"
                     : pe.fn == "count"          ? "count(*)"
                     : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
-                                                : pe.fn + "(" + c + coll + ")";
+                    : named                     ? env->dialect->NamedAggregate(pe.fn, c)
+                                                : pe.fn + "(" + c + ")";
     VT t = pe.out.type;
     pe.out = OutCol();
     pe.out.col = static_cast<int>(outer.size());

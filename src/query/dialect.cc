@@ -37,7 +37,9 @@ class Sqlite : public Dialect {
   std::string RelationTable(const std::string& param) const override {
     return "mentat_rel(" + param + ")";
   }
-  std::string NamedCollation() const override { return " COLLATE mentat_named"; }
+  std::string NamedOrder(const std::string& x) const override {
+    return x + " COLLATE mentat_named";
+  }
   std::string Call(Fn fn, const std::vector<std::string>& a) const override {
     auto arg = [&](size_t i) -> const std::string& {
       static const std::string kNone;

@@ -39,9 +39,16 @@ class Dialect {
   // of an expression is written here, so the rest of the compiler names no engine's
   // functions.
   virtual std::string Call(Fn fn, const std::vector<std::string>& args) const = 0;
-  // What follows an ORDER BY term (or an aggregate's argument) of keywords or symbols so
+  // An ORDER BY term (or an aggregate's argument) `x` of keywords or symbols, written so
   // that they sort by namespace, then name (edn::Compare's order).
-  virtual std::string NamedCollation() const = 0;
+  virtual std::string NamedOrder(const std::string& x) const = 0;
+  // Whether NamedOrder is an expression over `x` (so `x` must be a column's name, not its
+  // position, and min/max cannot take it: they would return the sort key).
+  virtual bool NamedOrderIsExpression() const { return false; }
+  // min or max (`fn`) of keywords or symbols `x` in that order.
+  virtual std::string NamedAggregate(const std::string& fn, const std::string& x) const {
+    return fn + "(" + NamedOrder(x) + ")";
+  }
 
  protected:
   // `a op b op ...`, and `name(a, b, ...)`: the two shapes most calls take.

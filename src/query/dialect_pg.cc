@@ -28,9 +28,7 @@ class Pg : public Dialect {
   }
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
   Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
-  std::string UnionColumn(const std::string& x) const override {
-    return "mentat_json(" + x + ")";
-  }
+  std::string UnionColumn(const std::string& x) const override { return "mentat_json(" + x + ")"; }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
   std::string RelationTable(const std::string& param) const override {
@@ -41,9 +39,15 @@ class Pg : public Dialect {
     return "(SELECT " + cols + " FROM jsonb_array_elements(CAST(CAST(" + param +
            " AS text) AS jsonb)) AS r)";
   }
-  // Keywords and symbols sort as their text (":ns/name"), not namespace first: jsonb has no
-  // collation to name.
-  std::string NamedCollation() const override { return ""; }
+  // mentat_named_key (storage/format_pg.cc): the namespace, a separator below every
+  // character, then the name.
+  std::string NamedOrder(const std::string& x) const override {
+    return "(mentat_named_key(" + x + ") COLLATE \"C\")";
+  }
+  bool NamedOrderIsExpression() const override { return true; }
+  std::string NamedAggregate(const std::string& fn, const std::string& x) const override {
+    return "mentat_named_" + fn + "(" + x + ")";
+  }
   std::string Call(Fn fn, const std::vector<std::string>& a) const override {
     auto arg = [&](size_t i) -> const std::string& {
       static const std::string kNone;
@@ -132,13 +136,15 @@ class Pg : public Dialect {
         return "btrim(" + text(0) + ", ' ')";
       case Fn::kCoalesce: {
         std::string out = "COALESCE(";
-        for (size_t i = 0; i < a.size(); ++i) out += (i ? ", mentat_json(" : "mentat_json(") + a[i] + ")";
+        for (size_t i = 0; i < a.size(); ++i)
+          out += (i ? ", mentat_json(" : "mentat_json(") + a[i] + ")";
         return out + ")";
       }
+      // Unicode's full case mapping (ß -> SS, a final sigma), as ICU does it.
       case Fn::kLower:
-        return "lower(" + text(0) + ")";
+        return "lower(" + text(0) + " COLLATE \"und-x-icu\")";
       case Fn::kUpper:
-        return "upper(" + text(0) + ")";
+        return "upper(" + text(0) + " COLLATE \"und-x-icu\")";
       case Fn::kExactDiv:
         return "mentat_exact_div(mentat_num(" + arg(0) + "), mentat_num(" + arg(1) + "))";
       case Fn::kMatch:

@@ -34,7 +34,9 @@ class PlainDialect : public Dialect {
     if (fn == Fn::kCoalesce) return Function("ifnull", args);
     return SqliteDialect().Call(fn, args);
   }
-  std::string NamedCollation() const override { return SqliteDialect().NamedCollation(); }
+  std::string NamedOrder(const std::string& x) const override {
+    return SqliteDialect().NamedOrder(x);
+  }
   mutable std::set<Fn> called;
 };
 

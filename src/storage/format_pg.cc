@@ -94,6 +94,15 @@ CREATE FUNCTION mentat_json(boolean) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALL
   $$SELECT to_jsonb(CASE WHEN $1 THEN 1 ELSE 0 END)$$;
 CREATE FUNCTION mentat_json(bytea) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT jsonb_build_object('b', encode($1, 'hex'))$$;
+-- The sort key of a keyword or symbol: its namespace, chr(1) (below every character a name
+-- holds), its name; compared in "C" order, that is by namespace, then name.
+CREATE FUNCTION mentat_named_key(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE WHEN strpos(t, '/') > 0
+                THEN split_part(t, '/', 1) || chr(1) || substr(t, strpos(t, '/') + 1)
+                ELSE chr(1) || t END
+    FROM (SELECT CASE WHEN left($1, 1) = ':' THEN substr($1, 2) ELSE $1 END AS t) AS k$$;
+CREATE FUNCTION mentat_named_key(jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT mentat_named_key(mentat_text($1))$$;
 -- A stored boolean (0 or 1) as a condition.
 CREATE FUNCTION mentat_bool(jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT $1 <> '0'::jsonb$$;
@@ -188,6 +197,16 @@ CREATE FUNCTION mentat_jmax(jsonb, jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
 CREATE FUNCTION mentat_jmin(jsonb, jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT CASE WHEN $1 IS NULL OR $2 < $1 THEN $2 ELSE $1 END$$;
 CREATE AGGREGATE max(jsonb) (SFUNC = mentat_jmax, STYPE = jsonb);
+CREATE FUNCTION mentat_named_jmax(jsonb, jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS
+  $$SELECT CASE WHEN $1 IS NULL OR (mentat_named_key($2) COLLATE "C") >
+                                   (mentat_named_key($1) COLLATE "C") THEN $2 ELSE $1 END$$;
+CREATE FUNCTION mentat_named_jmin(jsonb, jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
+  PARALLEL SAFE AS
+  $$SELECT CASE WHEN $1 IS NULL OR (mentat_named_key($2) COLLATE "C") <
+                                   (mentat_named_key($1) COLLATE "C") THEN $2 ELSE $1 END$$;
+CREATE AGGREGATE mentat_named_max(jsonb) (SFUNC = mentat_named_jmax, STYPE = jsonb);
+CREATE AGGREGATE mentat_named_min(jsonb) (SFUNC = mentat_named_jmin, STYPE = jsonb);
 CREATE AGGREGATE min(jsonb) (SFUNC = mentat_jmin, STYPE = jsonb);
 )sql";
 

@@ -168,7 +168,8 @@ std::string OneStatement(std::string s) {
   // attribute indexes are declared with the same words, so they still match)
   for (size_t at = s.find(" IS NOT "); at != std::string::npos; at = s.find(" IS NOT ", at + 1)) {
     size_t d = at + 8;
-    if (d < s.size() && std::isdigit(static_cast<unsigned char>(s[d]))) s.replace(at, 8, " IS DISTINCT FROM ");
+    if (d < s.size() && std::isdigit(static_cast<unsigned char>(s[d])))
+      s.replace(at, 8, " IS DISTINCT FROM ");
   }
   // INDEXED BY name -> (nothing)
   for (size_t at = FindWord(s, "INDEXED"); at != std::string::npos;

@@ -52,8 +52,14 @@ Status Run(storage::Connection* c, const std::string& sql, Entid e) {
 Status Excise(storage::Connection* c, const Schema& schema, const std::vector<Excision>& ex) {
   if (ex.empty()) return Status::OK();
   (void)schema;
-  MENTAT_ASSIGN_OR_RETURN(int64_t secure, c->QueryInt("PRAGMA secure_delete", 0));
-  MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA secure_delete = ON"));
+  // SQLite overwrites the freed pages (secure_delete); PostgreSQL keeps dead rows until
+  // VACUUM reclaims them (doc/postgres.md "Excision").
+  const bool pg = c->is_pg();
+  int64_t secure = 0;
+  if (!pg) {
+    MENTAT_ASSIGN_OR_RETURN(secure, c->QueryInt("PRAGMA secure_delete", 0));
+    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA secure_delete = ON"));
+  }
   Status st = [&]() -> Status {
     for (const Excision& x : ex) {
       std::string only;
@@ -63,12 +69,13 @@ Status Excise(storage::Connection* c, const Schema& schema, const std::vector<Ex
           only += (i ? ", " : "") + std::to_string(x.attrs[i]);
         only += ")";
       }
-      MENTAT_RETURN_IF_ERROR(
-          Run(c,
-              "INSERT INTO fulltext (fulltext, rowid, text) SELECT 'delete', id, text FROM "
-              "fulltext_docs WHERE e = ?1" +
-                  only,
-              x.target));
+      if (!pg)
+        MENTAT_RETURN_IF_ERROR(
+            Run(c,
+                "INSERT INTO fulltext (fulltext, rowid, text) SELECT 'delete', id, text FROM "
+                "fulltext_docs WHERE e = ?1" +
+                    only,
+                x.target));
       MENTAT_RETURN_IF_ERROR(Run(c, "DELETE FROM fulltext_docs WHERE e = ?1" + only, x.target));
       MENTAT_RETURN_IF_ERROR(Run(c,
                                  "UPDATE attr_stats SET datoms = datoms - (SELECT count(*) FROM "
@@ -88,6 +95,7 @@ Status Excise(storage::Connection* c, const Schema& schema, const std::vector<Ex
     }
     return c->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'");
   }();
+  if (pg) return st;
   Status restore = c->Exec("PRAGMA secure_delete = " + std::to_string(secure));
   return st.ok() ? restore : st;
 }

@@ -1,0 +1,180 @@
+// The Store on PostgreSQL: opened by a connection string, shared by processes and
+// threads with connections of their own, and what a writer that dies leaves behind.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "mentat/store.h"
+#include "pg/connection.h"
+#include "pg/pgtest_util.h"
+
+namespace mentat {
+namespace {
+
+class StorePg : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto c = pg::Connection::Open(pg::TestConninfo());
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    admin_ = std::move(*c);
+    schema_ = pg::TestSchema(*admin_);
+    // The store creates its schema itself.
+    ASSERT_TRUE(admin_->Exec("DROP SCHEMA " + schema_).ok());
+  }
+  void TearDown() override {
+    if (admin_) {
+      EXPECT_TRUE(admin_->Exec("DROP SCHEMA IF EXISTS " + schema_ + " CASCADE").ok());
+    }
+  }
+  std::string Name() const { return pg::TestConninfo() + " schema=" + schema_; }
+  std::unique_ptr<Store> Open() {
+    auto s = Store::open(Name());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? std::move(*s) : nullptr;
+  }
+  std::unique_ptr<pg::Connection> admin_;
+  std::string schema_;
+};
+
+constexpr const char* kSchema =
+    "[{:db/ident :acct/id :db/valueType :db.type/long :db/cardinality :db.cardinality/one "
+    ":db/unique :db.unique/identity} "
+    "{:db/ident :acct/balance :db/valueType :db.type/long :db/cardinality "
+    ":db.cardinality/one} "
+    "{:db/ident :acct/batch :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
+
+TEST_F(StorePg, AStoreInASchemaKeepsItsDataAcrossOpens) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+    auto r = s->transact("[{:acct/id 1 :acct/balance 10} {:acct/id 2 :acct/balance 20}]");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+  auto s = Open();
+  ASSERT_TRUE(s);
+  auto q = s->q("[:find (sum ?b) . :where [_ :acct/balance ?b]]");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(edn::Print(q->ToEdn()), "30");
+  // An upsert by the unique id, then the value as of before it.
+  auto up = s->transact("[{:acct/id 1 :acct/balance 11}]");
+  ASSERT_TRUE(up.ok()) << up.status().ToString();
+  auto now = s->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]");
+  ASSERT_TRUE(now.ok()) << now.status().ToString();
+  EXPECT_EQ(edn::Print(now->ToEdn()), "11");
+  QueryOptions o;
+  o.as_of = TxPoint::Tx(up->tx_id - 1);
+  auto before = s->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]", o);
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  EXPECT_EQ(edn::Print(before->ToEdn()), "10");
+}
+
+TEST_F(StorePg, ANameWithoutAStoreIsNotFoundWhenCreateIsOff) {
+  Options o;
+  o.create = false;
+  auto s = Store::open(Name(), o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), Code::kNotFound) << s.status().ToString();
+  auto bad = Store::open(pg::TestConninfo() + " schema=no-such;schema");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("schema"), std::string::npos) << bad.status().ToString();
+}
+
+TEST_F(StorePg, ASchemaChangedByAnotherStoreIsSeenBeforeTheNextWrite) {
+  auto a = Open();
+  auto b = Open();
+  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(a->transact(kSchema).ok());
+  // b has never read the new attributes: its next transaction must know them.
+  auto r = b->transact("[{:acct/id 7 :acct/balance 70}]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(a->transact("[{:db/ident :acct/owner :db/valueType :db.type/string "
+                          ":db/cardinality :db.cardinality/one}]")
+                  .ok());
+  auto w = b->transact("[{:acct/id 7 :acct/owner \"ann\"}]");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto q = a->q("[:find ?o . :where [?e :acct/id 7] [?e :acct/owner ?o]]");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(edn::Print(q->ToEdn()), "\"ann\"");
+}
+
+TEST_F(StorePg, WritersOnSeparateConnectionsNeverShareAnId) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+  }
+  constexpr int kWriters = 4, kTxs = 25;
+  std::vector<std::thread> ts;
+  std::atomic<int> failures{0};
+  for (int w = 0; w < kWriters; ++w) {
+    ts.emplace_back([&, w] {
+      auto s = Store::open(Name());
+      if (!s.ok()) {
+        ++failures;
+        return;
+      }
+      for (int i = 0; i < kTxs; ++i) {
+        std::string id = std::to_string(w * 1000 + i);
+        auto r = (*s)->transact("[{:db/id \"x\" :acct/id " + id + " :acct/balance " + id + "}]");
+        if (!r.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  auto s = Open();
+  ASSERT_TRUE(s);
+  auto e = s->q("[:find (count-distinct ?e) . :where [?e :acct/id _]]");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(edn::Print(e->ToEdn()), std::to_string(kWriters * kTxs));
+  auto tx = s->q("[:find (count-distinct ?tx) . :where [_ :acct/id _ ?tx]]");
+  ASSERT_TRUE(tx.ok()) << tx.status().ToString();
+  EXPECT_EQ(edn::Print(tx->ToEdn()), std::to_string(kWriters * kTxs));
+}
+
+TEST_F(StorePg, AWriterKilledMidTransactionLeavesOnlyWholeTransactions) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->transact(kSchema).ok());
+  }
+  // A child writes batches of 200 accounts, each batch one transaction, until killed.
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto s = Store::open(Name());
+    if (!s.ok()) _exit(2);
+    for (int b = 0;; ++b) {
+      std::string tx = "[";
+      for (int i = 0; i < 200; ++i)
+        tx +=
+            "{:acct/id " + std::to_string(b * 1000 + i) + " :acct/batch " + std::to_string(b) + "}";
+      tx += "]";
+      if (!(*s)->transact(tx).ok()) _exit(3);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  ASSERT_EQ(kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself: " << status;
+  auto s = Open();
+  ASSERT_TRUE(s);
+  // Every batch is whole: 200 accounts each, and the store takes new writes.
+  auto sizes = s->q("[:find ?b (count ?e) :where [?e :acct/batch ?b]]");
+  ASSERT_TRUE(sizes.ok()) << sizes.status().ToString();
+  ASSERT_GT(sizes->rows.size(), 0u) << "the writer committed nothing in 700 ms";
+  for (const auto& row : sizes->rows) EXPECT_EQ(edn::Print(row[1]), "200") << edn::Print(row[0]);
+  auto more = s->transact("[{:acct/id -1 :acct/batch -1}]");
+  EXPECT_TRUE(more.ok()) << more.status().ToString();
+}
+
+}  // namespace
+}  // namespace mentat
