@@ -103,6 +103,18 @@ CREATE FUNCTION mentat_named_key(text) RETURNS text LANGUAGE sql IMMUTABLE PARAL
     FROM (SELECT CASE WHEN left($1, 1) = ':' THEN substr($1, 2) ELSE $1 END AS t) AS k$$;
 CREATE FUNCTION mentat_named_key(jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT mentat_named_key(mentat_text($1))$$;
+-- SQLite's typeof (the storage class) of a stored value.
+CREATE FUNCTION mentat_typeof(jsonb) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE jsonb_typeof($1)
+             WHEN 'number' THEN CASE WHEN $1::text ~ '[.eE]' THEN 'real' ELSE 'integer' END
+             WHEN 'string' THEN 'text'
+             WHEN 'object' THEN CASE WHEN $1 ? 'b' THEN 'blob' ELSE 'real' END
+             WHEN 'boolean' THEN 'integer'
+             ELSE 'null' END$$;
+CREATE FUNCTION mentat_typeof(bigint) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE WHEN $1 IS NULL THEN 'null' ELSE 'integer' END$$;
+CREATE FUNCTION mentat_typeof(text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
+  $$SELECT CASE WHEN $1 IS NULL THEN 'null' ELSE 'text' END$$;
 -- A stored boolean (0 or 1) as a condition.
 CREATE FUNCTION mentat_bool(jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT $1 <> '0'::jsonb$$;

@@ -10,6 +10,10 @@
 // - `INSERT OR IGNORE INTO t ...` becomes `INSERT INTO t ... ON CONFLICT DO NOTHING`, and
 //   `INSERT OR REPLACE INTO t (cols) ...` an upsert on t's key (PgTableKey) that sets the
 //   other columns named;
+// - `typeof(x)` becomes `mentat_typeof(x)` (format_pg.cc), which names SQLite's storage
+//   classes; `LIMIT -1` becomes `LIMIT ALL`; a subquery in FROM without an alias gets one;
+// - `SELECT value FROM json_each(P)` (a JSON array of entity ids) reads the array's
+//   elements as bigint;
 // - `INDEXED BY name` (an index hint) is dropped: PostgreSQL's planner has no hints.
 //
 // Placeholders (`?N`) are PostgreSQL's job (pg::PgPlaceholders). Anything else SQLite-only

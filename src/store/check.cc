@@ -69,6 +69,8 @@ class Checker {
   }
 
   Status Sqlite() {
+    // PostgreSQL checks its own pages (data checksums, amcheck): not from here.
+    if (c_->is_pg()) return Status::OK();
     MENTAT_RETURN_IF_ERROR(Each("PRAGMA integrity_check(100)", [&](storage::Statement& st) {
       std::string msg(st.ColumnText(0));
       if (msg != "ok") Problem("sqlite integrity_check", msg);
@@ -104,7 +106,25 @@ class Checker {
   }
 
   // What a value of `type` must also be, beyond its storage class ("" for nothing).
-  static std::string Finer(ValueType type) {
+  static std::string Finer(ValueType type, bool pg) {
+    // PostgreSQL's value column is jsonb: a string's text is v #>> '{}', a blob's hex
+    // digits v ->> 'b' (doc/postgres.md "Values").
+    if (pg) {
+      switch (type) {
+        case ValueType::kBoolean:
+          return "v IN (0, 1)";
+        case ValueType::kKeyword:
+          return "left(v #>> '{}', 1) = ':' AND length(v #>> '{}') > 1";
+        case ValueType::kUuid:
+          return "length(v ->> 'b') = 32";
+        case ValueType::kBigInt:
+        case ValueType::kBigDec:
+          return "(v ->> 'b' = '80' OR (length(v ->> 'b') >= 22 AND left(v ->> 'b', 2) IN "
+                 "('81', '7f')))";
+        default:
+          return "";
+      }
+    }
     switch (type) {
       case ValueType::kBoolean:
         return "v IN (0, 1)";
@@ -162,7 +182,7 @@ class Checker {
     // Finer checks per attribute, through its index: booleans 0 or 1, keywords with their
     // colon, 16-byte uuids, strings and keywords UTF-8.
     for (const auto& [a, attr] : schema_.attributes()) {
-      const std::string finer = Finer(attr.type);
+      const std::string finer = Finer(attr.type, c_->is_pg());
       const bool text = attr.type == ValueType::kString || attr.type == ValueType::kKeyword;
       if (finer.empty() && !text) continue;
       for (const char* table : {"datoms", "history"}) {
@@ -218,12 +238,13 @@ class Checker {
                         " UNION ALL SELECT max(tx) FROM datoms WHERE tx" + range +
                         " UNION ALL SELECT max(tx) FROM history WHERE tx" + range +
                         " UNION ALL SELECT max(rtx) FROM history WHERE rtx" + range;
+      // (A ref's value is an integer; PostgreSQL's jsonb column says so by mentat_int.)
+      const std::string vmax = c_->is_pg() ? "max(mentat_int(v))" : "max(v)";
       for (const auto& [a, attr] : schema_.attributes())
         if (attr.type == ValueType::kRef)
-          sql += " UNION ALL SELECT max(v) FROM datoms WHERE a = " + std::to_string(a) +
-                 " AND ix IS NOT 0 AND v" + range +
-                 " UNION ALL SELECT max(v) FROM history WHERE a = " + std::to_string(a) + " AND v" +
-                 range;
+          sql += " UNION ALL SELECT " + vmax + " FROM datoms WHERE a = " + std::to_string(a) +
+                 " AND ix IS NOT 0 AND v" + range + " UNION ALL SELECT " + vmax +
+                 " FROM history WHERE a = " + std::to_string(a) + " AND v" + range;
       MENTAT_ASSIGN_OR_RETURN(int64_t top, c_->QueryInt(sql + ")", -1));
       if (top >= p.next)
         Problem("partition mark", "id " + std::to_string(top) + " is in use in partition " +
@@ -360,7 +381,9 @@ class Checker {
         Problem("fulltext", std::to_string(missing) + " datoms of " + Name(a) +
                                 " are missing from the fulltext index");
     }
-    for (const char* key : {"format", "last_tx", "last_tx_instant", "schema_gen"}) {
+    // (PostgreSQL's meta keeps the format version as a row too: format_version.)
+    for (const char* key : {c_->is_pg() ? "format_version" : "format", "last_tx",
+                            "last_tx_instant", "schema_gen"}) {
       MENTAT_ASSIGN_OR_RETURN(
           int64_t n,
           c_->QueryInt(std::string("SELECT count(*) FROM meta WHERE key = '") + key + "'", 0));
