@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mentat/status.h"
+#include "util/copy_rows.h"
 
 struct pg_conn;
 struct pg_result;
@@ -171,31 +172,6 @@ class Connection {
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   uint64_t next_name_ = 0;
   bool closing_ = false;  // in the destructor: statements need not deallocate
-};
-
-// Rows for Connection::CopyIn in COPY's text format: fields separated by tabs, escaped
-// (backslash, tab, newline, carriage return), NULL as \N, bytea as \\x and hex digits.
-class CopyRows {
- public:
-  void Int(int64_t v);
-  void Double(double v);
-  void Text(std::string_view v);
-  void Bytea(std::string_view v);
-  void Null();
-  void EndRow();
-  const std::string& data() const { return data_; }
-  size_t rows() const { return rows_; }
-  void Clear() {
-    data_.clear();
-    rows_ = 0;
-    first_ = true;
-  }
-
- private:
-  void Sep();
-  std::string data_;
-  size_t rows_ = 0;
-  bool first_ = true;
 };
 
 // SQL written for SQLite's placeholders, for PostgreSQL's: `?N` becomes `$N` and a bare `?`

@@ -228,6 +228,15 @@ bool Connection::InTransaction() const {
   return sqlite3_txn_state(db_, "main") != SQLITE_TXN_NONE;
 }
 
+Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view data) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->CopyIn(copy_sql, data);
+#endif
+  (void)copy_sql;
+  (void)data;
+  return Status::Unsupported("COPY is PostgreSQL's");
+}
+
 bool Connection::InWriteTransaction() const {
   if (pg_) return pg_writing_ && InTransaction();
   return sqlite3_txn_state(db_, "main") == SQLITE_TXN_WRITE;

@@ -175,6 +175,9 @@ class Connection {
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
+  // PostgreSQL-only: `copy_sql` (COPY ... FROM STDIN) of `data` (util/copy_rows.h), in the
+  // current transaction. Returns the rows copied.
+  Result<int64_t> CopyIn(const std::string& copy_sql, std::string_view data);
   // Prepares a fresh statement (not cached).
   Result<Statement> Prepare(std::string_view sql);
   // Returns the cached prepared statement for `sql`, preparing it on first use.
