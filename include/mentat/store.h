@@ -305,6 +305,27 @@ class PreparedQuery {
   std::shared_ptr<const query::Prepared> prepared_;
 };
 
+// What migrate copied and verified.
+struct MigrateReport {
+  int64_t datoms = 0;      // current datoms copied
+  int64_t history = 0;     // history rows copied
+  int64_t attributes = 0;  // attributes whose datoms and history were compared
+  // {:datoms N :history N :attributes N :verified true}
+  edn::Value ToEdn() const;
+};
+
+// Copies the store at `src` (a file or a PostgreSQL name, as Store::open takes them) into
+// a new store at `dst` (either kind): every datom and the whole history with the same
+// entity and transaction ids, the partitions, the planner's statistics and the fulltext
+// documents; then verifies, reading both back, that each attribute has the same number of
+// current datoms and of history rows and the same order-independent hash of them. `dst`
+// must hold no store yet (kConflict otherwise). The copy is one transaction of `dst`: on an
+// error (verification included) nothing of it is committed and `dst` is an empty new store.
+// `progress(done, total)` is called as rows are copied. Reads `src` in one snapshot:
+// writers may go on meanwhile.
+Result<MigrateReport> migrate(const std::string& src, const std::string& dst,
+                              const std::function<void(int64_t, int64_t)>& progress = {});
+
 class Store {
  public:
   // Opens (creating and bootstrapping if needed) the store at `path`; "" is in-memory.

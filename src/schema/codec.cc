@@ -6,6 +6,7 @@
 
 #include "schema/tuple.h"
 #include "util/decimal.h"
+#include "util/json_text.h"
 #include "util/utf8.h"
 
 namespace mentat::schema {
@@ -264,6 +265,20 @@ void Bind(storage::Statement& s, int index, const DbVal& v) {
       s.BindBlob(index, v.s);
       break;
   }
+}
+
+std::string JsonOf(const DbVal& v) {
+  switch (v.tag) {
+    case DbVal::Tag::kInt:
+      return std::to_string(v.i);
+    case DbVal::Tag::kReal:
+      return JsonDouble(v.d);
+    case DbVal::Tag::kText:
+      return JsonString(v.s);
+    case DbVal::Tag::kBlob:
+      return JsonBlob(v.s);
+  }
+  return "null";
 }
 
 DbVal Column(const storage::Statement& s, int col) {

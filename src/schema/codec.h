@@ -86,6 +86,9 @@ std::optional<std::string> DecimalKey(const edn::Value& v);
 edn::Value Decode(const DbVal& v, ValueType type);
 
 void Bind(storage::Statement& s, int index, const DbVal& v);
+// `v` as the JSON text PostgreSQL's value column holds (doc/postgres.md "Values"): a number,
+// a string, {"b": hex} for bytes, {"d": "NaN"} for a double JSON cannot write.
+std::string JsonOf(const DbVal& v);
 DbVal Column(const storage::Statement& s, int col);
 // Reads column `col` and decodes it as `type`.
 edn::Value ColumnValue(const storage::Statement& s, int col, ValueType type);

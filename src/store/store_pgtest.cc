@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,6 +175,59 @@ TEST_F(StorePg, AWriterKilledMidTransactionLeavesOnlyWholeTransactions) {
   for (const auto& row : sizes->rows) EXPECT_EQ(edn::Print(row[1]), "200") << edn::Print(row[0]);
   auto more = s->transact("[{:acct/id -1 :acct/batch -1}]");
   EXPECT_TRUE(more.ok()) << more.status().ToString();
+}
+
+}  // namespace
+}  // namespace mentat
+
+namespace mentat {
+namespace {
+
+TEST_F(StorePg, MigrateCopiesAStoreBothWaysWithItsHistoryAndIds) {
+  char tmpl[] = "/tmp/mentat-migrate-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl, file = dir + "/a.db", back = dir + "/b.db";
+  Entid ann = 0, tx1 = 0;
+  {
+    auto s = Store::open(file);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->transact(kSchema).ok());
+    auto r = (*s)->transact("[{:db/id \"a\" :acct/id 1 :acct/balance 10} {:acct/id 2}]");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ann = r->tempids.at("a");
+    tx1 = r->tx_id;
+    ASSERT_TRUE((*s)->transact("[{:acct/id 1 :acct/balance 15}]").ok());
+  }
+  auto there = migrate(file, Name());
+  ASSERT_TRUE(there.ok()) << there.status().ToString();
+  EXPECT_EQ(there->history, 1);
+  auto again = migrate(file, Name());
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), Code::kConflict) << again.status().ToString();
+  auto home = migrate(Name(), back);
+  ASSERT_TRUE(home.ok()) << home.status().ToString();
+  EXPECT_EQ(home->datoms, there->datoms);
+  for (const std::string& name : {Name(), back}) {
+    auto s = Store::open(name);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    // The same ids, the current value and the value as of the first transaction.
+    auto e = (*s)->q("[:find ?e . :where [?e :acct/id 1]]");
+    ASSERT_TRUE(e.ok()) << e.status().ToString();
+    EXPECT_EQ(edn::Print(e->ToEdn()), std::to_string(ann)) << name;
+    QueryOptions o;
+    o.as_of = TxPoint::Tx(tx1);
+    auto old = (*s)->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]", o);
+    ASSERT_TRUE(old.ok()) << old.status().ToString();
+    EXPECT_EQ(edn::Print(old->ToEdn()), "10") << name;
+    // New ids continue after the copied ones.
+    auto r = (*s)->transact("[{:db/id \"n\" :acct/id 3}]");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_GT(r->tempids.at("n"), ann + 1) << name;
+    auto check = (*s)->check();
+    ASSERT_TRUE(check.ok()) << check.status().ToString();
+    EXPECT_TRUE(check->ok()) << edn::Print(check->ToEdn());
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 
 #include "storage/format.h"
 #include "util/copy_rows.h"
-#include "util/json_text.h"
 
 namespace mentat::tx {
 
@@ -155,21 +154,6 @@ Status MoveIndexedAttributes(storage::Connection* c, const Schema& before, const
 // PostgreSQL: a transaction asserting this many datoms writes them by COPY.
 constexpr size_t kCopyAtLeast = 64;
 
-// A stored value as the JSON text PostgreSQL's value column holds (doc/postgres.md).
-std::string ValueJson(const DbVal& v) {
-  switch (v.tag) {
-    case DbVal::Tag::kInt:
-      return std::to_string(v.i);
-    case DbVal::Tag::kReal:
-      return JsonDouble(v.d);
-    case DbVal::Tag::kText:
-      return JsonString(v.s);
-    case DbVal::Tag::kBlob:
-      return JsonBlob(v.s);
-  }
-  return "null";
-}
-
 Status SetMeta(storage::Connection* c, const char* key, int64_t value) {
   MENTAT_ASSIGN_OR_RETURN(auto s,
                           c->Cached("INSERT INTO meta (key, value) VALUES (?1, ?2) "
@@ -222,7 +206,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
       const Attribute* attr = after.attribute(ch.a);
       rows.Int(ch.e);
       rows.Int(ch.a);
-      rows.Text(ValueJson(ch.v));
+      rows.Text(schema::JsonOf(ch.v));
       rows.Int(tx_id);
       rows.Int(attr && attr->value_indexed() ? 1 : 0);
       rows.EndRow();

@@ -14,8 +14,11 @@ const char* kUsage =
     "usage: mentat [OPTIONS] [STORE] [COMMAND ...]\n"
     "       mentat [OPTIONS] [STORE] run SCRIPT_FILE\n"
     "       mentat [OPTIONS] check STORE\n"
+    "       mentat migrate SRC DST\n"
     "\n"
-    "Opens STORE (a file, created if missing; in-memory when omitted) and runs each\n"
+    "Opens STORE (a file, created if missing; a postgresql:// URI or libpq keyword string\n"
+    "with an optional schema=NAME for a store in PostgreSQL; in-memory when omitted) and runs\n"
+    "each\n"
     "COMMAND argument in order (a command name alone takes the arguments after it:\n"
     "mentat my.db .q '[:find ...]'). Without commands, reads commands from standard input:\n"
     "an interactive shell on a terminal, else one command per line (a command continues\n"
@@ -31,6 +34,9 @@ const char* kUsage =
     "  --no-color      no colours (also when NO_COLOR is set)\n"
     "  -h, --help      show this help\n"
     "  -V, --version   show the version\n"
+    "\n"
+    "migrate copies the store SRC into a new store DST (SQLite to PostgreSQL or back), with\n"
+    "its whole history and the same ids, and verifies the copy.\n"
     "\n"
     "Exit status: 0 when every command succeeded, 1 otherwise.\n"
     "Environment: MENTAT_HISTORY (the shell's history file, default ~/.mentat_history;\n"
@@ -136,6 +142,21 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
       args->read_only = true;
       args->commands.push_back(".check");
       continue;
+    }
+    if (!have_store && args->commands.empty() && args->run_file.empty() && arg == "migrate") {
+      if (i + 2 >= argv.size()) {
+        *error =
+            "migrate needs a source and a destination\nhint: mentat migrate SRC DST (each a "
+            "file or a postgresql:// name)";
+        return false;
+      }
+      args->migrate_src = argv[++i];
+      args->migrate_dst = argv[++i];
+      if (i + 1 < argv.size()) {
+        *error = "migrate takes two stores, then nothing: '" + argv[i + 1] + "'";
+        return false;
+      }
+      return true;
     }
     if (args->commands.empty() && args->run_file.empty() && arg == "run") {
       if (i + 1 >= argv.size()) {

@@ -22,6 +22,8 @@ struct Args {
   bool no_color = false;
   bool bail = false;
   bool timer = false;
+  // mentat migrate SRC DST
+  std::string migrate_src, migrate_dst;
 };
 
 // Parses `mentat [OPTIONS] [STORE] [COMMAND ...]` and `mentat [OPTIONS] [STORE] run FILE`.

@@ -8,6 +8,7 @@
 
 #include "args.h"
 #include "interrupt.h"
+#include "progress.h"
 #include "repl.h"
 #include "session.h"
 
@@ -28,6 +29,22 @@ int main(int argc, char** argv) {
   }
   if (args.version) {
     std::cout << "mentat " << MENTAT_VERSION << "\n";
+    return 0;
+  }
+
+  if (!args.migrate_src.empty()) {
+    mentat::cli::Progress bar(isatty(STDERR_FILENO), STDERR_FILENO, "migrate", 0);
+    auto report =
+        mentat::migrate(args.migrate_src, args.migrate_dst, [&](int64_t done, int64_t total) {
+          bar.SetTotal(static_cast<uint64_t>(total));
+          bar.Update(static_cast<uint64_t>(done), static_cast<uint64_t>(done));
+        });
+    bar.Clear();
+    if (!report.ok()) {
+      std::cerr << "error: " << report.status().message() << "\n";
+      return 1;
+    }
+    std::cout << mentat::edn::Print(report->ToEdn()) << "\n";
     return 0;
   }
 

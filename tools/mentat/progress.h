@@ -28,6 +28,8 @@ class Progress {
   // Redraws at most ten times a second; nothing is drawn in the first 0.3 s, so short
   // commands leave no trace.
   void Update(uint64_t done_bytes, uint64_t datoms);
+  // The amount Update's done_bytes counts toward, once it is known.
+  void SetTotal(uint64_t total) { total_ = total; }
   // Erases the bar (before the command prints its result).
   void Clear();
   double elapsed_seconds() const;
