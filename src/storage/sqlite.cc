@@ -237,6 +237,12 @@ Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view
   return Status::Unsupported("COPY is PostgreSQL's");
 }
 
+void Connection::Cancel() {
+#ifdef MENTAT_WITH_PG
+  if (pg_) pg_->Cancel();
+#endif
+}
+
 bool Connection::InWriteTransaction() const {
   if (pg_) return pg_writing_ && InTransaction();
   return sqlite3_txn_state(db_, "main") == SQLITE_TXN_WRITE;

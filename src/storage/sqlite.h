@@ -178,6 +178,9 @@ class Connection {
   // PostgreSQL-only: `copy_sql` (COPY ... FROM STDIN) of `data` (util/copy_rows.h), in the
   // current transaction. Returns the rows copied.
   Result<int64_t> CopyIn(const std::string& copy_sql, std::string_view data);
+  // PostgreSQL-only: asks the server to stop the statement running on this connection now
+  // (any thread; a no-op when none runs). SQLite's connections are interrupted otherwise.
+  void Cancel();
   // Prepares a fresh statement (not cached).
   Result<Statement> Prepare(std::string_view sql);
   // Returns the cached prepared statement for `sql`, preparing it on first use.

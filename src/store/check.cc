@@ -382,8 +382,8 @@ class Checker {
                                 " are missing from the fulltext index");
     }
     // (PostgreSQL's meta keeps the format version as a row too: format_version.)
-    for (const char* key : {c_->is_pg() ? "format_version" : "format", "last_tx",
-                            "last_tx_instant", "schema_gen"}) {
+    for (const char* key :
+         {c_->is_pg() ? "format_version" : "format", "last_tx", "last_tx_instant", "schema_gen"}) {
       MENTAT_ASSIGN_OR_RETURN(
           int64_t n,
           c_->QueryInt(std::string("SELECT count(*) FROM meta WHERE key = '") + key + "'", 0));

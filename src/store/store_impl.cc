@@ -240,6 +240,13 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
 
 void StoreImpl::Interrupt() {
   interrupt_gen_.fetch_add(1);
+  if (pg_) {
+    // The statements running on leased connections stop now; the queries see the new
+    // generation before their next statement.
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    for (Conn* c : leased_) c->db->Cancel();
+    return;
+  }
   if (!borrowed_) return;
   std::lock_guard<std::mutex> lock(pool_mu_);
   if (borrowed_busy_) sqlite3_interrupt(borrowed_db_);
@@ -336,6 +343,7 @@ Result<StoreImpl::Lease> StoreImpl::Acquire() {
       auto c = std::move(idle_.back());
       idle_.pop_back();
       if (borrowed_) borrowed_busy_ = true;
+      if (pg_) leased_.insert(c.get());
       return Lease(this, std::move(c));
     }
     ++open_conns_;
@@ -347,11 +355,16 @@ Result<StoreImpl::Lease> StoreImpl::Acquire() {
     pool_cv_.notify_one();
     return c.status();
   }
+  if (pg_) {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    leased_.insert(c->get());
+  }
   return Lease(this, std::move(*c));
 }
 
 void StoreImpl::Release(std::unique_ptr<Conn> c) {
   std::lock_guard<std::mutex> lock(pool_mu_);
+  leased_.erase(c.get());
   if (borrowed_) borrowed_busy_ = false;
   if (idle_.size() < 16 || in_memory_) {
     idle_.push_back(std::move(c));

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -223,6 +224,7 @@ class StoreImpl {
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
   std::vector<std::unique_ptr<Conn>> idle_;
+  std::set<Conn*> leased_;  // PostgreSQL: the connections leased out (Interrupt cancels)
   int open_conns_ = 0;
   int max_conns_ = 64;
 

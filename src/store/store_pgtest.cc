@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -228,6 +229,67 @@ TEST_F(StorePg, MigrateCopiesAStoreBothWaysWithItsHistoryAndIds) {
     EXPECT_TRUE(check->ok()) << edn::Print(check->ToEdn());
   }
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace mentat
+
+namespace mentat {
+namespace {
+
+// A store with a query that takes seconds: every pair of 4,000 accounts of one batch.
+std::unique_ptr<Store> SlowStore(const std::string& name) {
+  auto s = Store::open(name);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  if (!s.ok()) return nullptr;
+  EXPECT_TRUE((*s)->transact(kSchema).ok());
+  std::string tx = "[";
+  for (int i = 0; i < 4000; ++i) tx += "{:acct/id " + std::to_string(i) + " :acct/batch 1}";
+  EXPECT_TRUE((*s)->transact(tx + "]").ok());
+  return std::move(*s);
+}
+
+constexpr const char* kSlowQuery =
+    "[:find (count ?a) . :where [?a :acct/batch ?x] [?b :acct/batch ?x] [?c :acct/batch ?x]]";
+
+TEST_F(StorePg, ATimeoutStopsAQueryOnTheServer) {
+  auto s = SlowStore(Name());
+  ASSERT_TRUE(s);
+  QueryOptions o;
+  o.timeout_ms = 200;
+  auto start = std::chrono::steady_clock::now();
+  auto r = s->q(kSlowQuery, o);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
+                .count();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kInterrupted) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("timed out after 200 ms"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_LT(ms, 3000);
+  // The connection is usable, without the timeout, afterwards.
+  auto n = s->q("[:find (count ?a) . :where [?a :acct/batch 1]]");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(edn::Print(n->ToEdn()), "4000");
+}
+
+TEST_F(StorePg, InterruptCancelsARunningQuery) {
+  auto s = SlowStore(Name());
+  ASSERT_TRUE(s);
+  Store* store = s.get();
+  std::thread stopper([store] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    store->interrupt();
+  });
+  auto start = std::chrono::steady_clock::now();
+  auto r = s->q(kSlowQuery);
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                  start)
+                .count();
+  stopper.join();
+  ASSERT_FALSE(r.ok()) << "the query finished before the interrupt: make it slower";
+  EXPECT_EQ(r.status().code(), Code::kInterrupted) << r.status().ToString();
+  EXPECT_LT(ms, 3000);
 }
 
 }  // namespace
