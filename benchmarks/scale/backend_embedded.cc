@@ -124,9 +124,13 @@ class EmbeddedSession : public Session {
 
 class EmbeddedBackend : public Backend {
  public:
-  EmbeddedBackend(std::unique_ptr<Store> store, bool cached, bool no_counts)
-      : store_(std::move(store)), cached_(cached), no_counts_(no_counts) {}
+  EmbeddedBackend(std::unique_ptr<Store> store, bool cached, bool no_counts, std::string label)
+      : store_(std::move(store)),
+        cached_(cached),
+        no_counts_(no_counts),
+        label_(std::move(label)) {}
   std::string name() const override {
+    if (!label_.empty()) return label_;
     return cached_ ? "embedded-cache" : no_counts_ ? "embedded-nocounts" : "embedded";
   }
   Result<std::unique_ptr<Session>> Connect() override {
@@ -137,6 +141,7 @@ class EmbeddedBackend : public Backend {
   std::unique_ptr<Store> store_;
   bool cached_;
   bool no_counts_;
+  std::string label_;
 };
 
 }  // namespace
@@ -147,15 +152,15 @@ class EmbeddedBackend : public Backend {
 const char* const kCachedAttributes[] = {":user/name", ":issue/title", ":issue/state",
                                          ":issue/priority"};
 
-Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
-                                              bool no_counts) {
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached, bool no_counts,
+                                              const std::string& label) {
   Options options;
   options.create = false;
   auto s = Store::open(store, options);
   if (!s.ok()) return s.status();
   if (cached)
     for (const char* a : kCachedAttributes) MENTAT_RETURN_IF_ERROR((*s)->cache(a));
-  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached, no_counts));
+  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached, no_counts, label));
 }
 
 }  // namespace mentat::scale

@@ -8,7 +8,11 @@
 # Environment (defaults in brackets):
 #   SCALES         scales to run, of xs s m l                          [s]
 #   BACKENDS       embedded embedded-cache embedded-nocounts sqlite-sql sqlite-ext duckdb
-#                  (pg: not yet; embedded-nocounts: embedded without the value_counts pass)
+#                  pg (mentat on PostgreSQL: run.sh starts a private PostgreSQL 15 cluster
+#                  under OUT/pg-cluster, unix socket only, and migrates each scale's store
+#                  into it; reads, checks, variants and concurrency_sweep, not yet
+#                  write_mixed or cold_vs_warm; MENTAT_SCALE_PG names another database)
+#                  (embedded-nocounts: embedded without the value_counts pass)
 #                  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
 #   EXTRA          write_mixed concurrency_sweep cold_vs_warm variants [the first three]
@@ -119,6 +123,17 @@ if has "$EXTRA" variants; then
 fi
 
 mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
+
+# pg: a private cluster for this run (stopped at exit) unless MENTAT_SCALE_PG names a
+# database; each scale's store is migrated into a schema of it below.
+PG_BASE=${MENTAT_SCALE_PG:-}
+if has "$BACKENDS" pg && [[ -z $PG_BASE ]]; then
+  PG_CLUSTER=$OUT/pg-cluster
+  PG_BASE=$("$ROOT/tools/pg-cluster.sh" start "$PG_CLUSTER" "${PG_PORT:-55432}") ||
+    { log "cannot start a PostgreSQL cluster in $PG_CLUSTER"; exit 2; }
+  trap '"$ROOT/tools/pg-cluster.sh" stop "$PG_CLUSTER" >/dev/null 2>&1' EXIT
+  export MENTAT_SCALE_PG=$PG_BASE
+fi
 CHECK_FAILED=0
 ERRORS=0
 rm -f "$OUT"/{raw.csv,timings.csv,loads.csv,checks.txt,summary.md,*.svg,meta-*.json} "$OUT"/plans/*.txt
@@ -208,6 +223,15 @@ EOF
     log "load-graph $scale"
     drive load-graph --data "$D" --store "$STORE" || continue
   fi
+  if has "$RUN_BACKENDS" pg; then
+    # The same store (its ids, so the context files hold) in PostgreSQL.
+    PG_SCHEMA=scale_$scale$( ((GRAPH)) && echo _graph)
+    log "migrate $scale into PostgreSQL (schema $PG_SCHEMA)"
+    psql "$PG_BASE" -qc "DROP SCHEMA IF EXISTS $PG_SCHEMA CASCADE" >/dev/null 2>&1
+    "$BUILD_DIR/mentat" migrate "$STORE" "$PG_BASE schema=$PG_SCHEMA" >"$OUT/pg-migrate-$scale.txt" ||
+      { ERRORS=1; log "migrate into PostgreSQL failed"; }
+    export MENTAT_SCALE_PG="$PG_BASE schema=$PG_SCHEMA"
+  fi
   COMMON=(--data "$D" --out "$OUT" --seed "$SEED")
   ((THREADS)) && COMMON+=(--threads)
   RULES=(--min-s "$MIN_S" --min-n "$MIN_N" --max-s "$MAX_S" --probe-s "$PROBE_S")
@@ -233,7 +257,7 @@ EOF
     # then the timed points. The extension backends do not run variants (yet).
     VB=
     for b in $RUN_BACKENDS; do
-      if has "embedded embedded-cache sqlite-sql" "$b"; then VB+="${VB:+ }$b";
+      if has "embedded embedded-cache sqlite-sql pg" "$b"; then VB+="${VB:+ }$b";
       else log "variants: $b does not run them, left out"; fi
     done
     for b in $VB; do
@@ -261,6 +285,7 @@ EOF
   if has "$EXTRA" cold_vs_warm; then
     for rep in $(seq 1 "$REPS"); do
       for b in $RUN_BACKENDS; do
+        [[ $b == pg ]] && { log "cold_vs_warm: pg is not run (the cache is the server's)"; continue; }
         log "cold_vs_warm: $b $scale rep $rep"
         drive coldwarm --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --drop "$COLD_DROP"
@@ -272,6 +297,7 @@ EOF
     WM=$D/write_mixed.db
     for rep in $(seq 1 "$REPS"); do
       for b in $RUN_BACKENDS; do
+        [[ $b == pg ]] && { log "write_mixed: pg is not run yet (it writes to a copy of the file)"; continue; }
         log "write_mixed: $b $scale rep $rep ($MIXED_S s, $MIXED_READERS readers)"
         rm -f "$WM" "$WM-wal" "$WM-shm"
         sqlite3 "$STORE" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&

@@ -151,8 +151,11 @@ std::vector<std::string> BackendNames();
 // Concrete factories (backend_*.cc).
 // `cached`: the "embedded-cache" backend, with Store::cache on the attributes the queries read by
 // entity.
+// `label`: the backend's name when it is not one of those (the "pg" backend is this one on
+// a PostgreSQL store).
 Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
-                                              bool no_counts = false);
+                                              bool no_counts = false,
+                                              const std::string& label = "");
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenSqliteExt(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store);  // kUnsupported if not built

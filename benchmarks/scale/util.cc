@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -115,7 +116,12 @@ std::string BackendAvailability(const std::string& name) {
       name == "sqlite-sql" || name == "sqlite-ext")
     return "";
   if (name == "duckdb") return DuckdbAvailability();
-  if (name == "pg") return "no PostgreSQL backend has been written yet";
+  if (name == "pg") {
+    const char* pg = std::getenv("MENTAT_SCALE_PG");
+    return pg && *pg ? ""
+                     : "MENTAT_SCALE_PG is not set (run.sh sets it: it starts a PostgreSQL cluster "
+                       "and migrates the store into it)";
+  }
   return "unknown backend (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, "
          "duckdb, pg)";
 }
@@ -128,7 +134,13 @@ Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std:
   if (name == "sqlite-sql") return OpenSqliteSql(store);
   if (name == "sqlite-ext") return OpenSqliteExt(store);
   if (name == "duckdb") return OpenDuckdb(store);
-  if (name == "pg") return Status::Unsupported("pg: " + BackendAvailability("pg"));
+  // mentat on PostgreSQL: the same store migrated into a schema there (run.sh), named by
+  // MENTAT_SCALE_PG; `store` still names the SQLite file whose context files (ids) it shares.
+  if (name == "pg") {
+    if (!BackendAvailability("pg").empty())
+      return Status::Unsupported("pg: " + BackendAvailability("pg"));
+    return OpenEmbedded(std::getenv("MENTAT_SCALE_PG"), false, false, "pg");
+  }
   return Status::InvalidArgument(
       "unknown backend '" + name +
       "' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg)");

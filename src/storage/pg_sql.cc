@@ -159,7 +159,8 @@ void JsonEachOfIntegers(std::string* s) {
 std::string OneStatement(std::string s) {
   s = AliasSubqueries(std::move(s));
   // typeof(x) -> mentat_typeof(x): SQLite's storage class names (storage/format_pg.cc)
-  for (size_t at = FindWord(s, "typeof"); at != std::string::npos; at = FindWord(s, "typeof", at + 7))
+  for (size_t at = FindWord(s, "typeof"); at != std::string::npos;
+       at = FindWord(s, "typeof", at + 7))
     if (at + 6 < s.size() && s[at + 6] == '(') s.insert(at, "mentat_");
   JsonEachOfIntegers(&s);
   // LIMIT -1 (SQLite's "no limit") -> LIMIT ALL
