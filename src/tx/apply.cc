@@ -97,7 +97,7 @@ class Applier {
         auto av = std::make_pair(key.a, key.v);
         auto [it, fresh] = unique_in_tx.emplace(av, key.e);
         if (!fresh && it->second != key.e) return UniqueConflict(*attr, key, it->second, term);
-        MENTAT_ASSIGN_OR_RETURN(auto holder, LookupUnique(c_, key.a, key.v));
+        MENTAT_ASSIGN_OR_RETURN(auto holder, LookupUnique(c_, key.a, key.v, &res_.unique_holders));
         if (holder && *holder != key.e && !retracted_.count(DatomKey{*holder, key.a, key.v}))
           return UniqueConflict(*attr, key, *holder, term);
         if (holder && *holder == key.e) continue;  // already asserted

@@ -59,7 +59,13 @@ bool Partitions::Allocated(Entid id) const {
   return false;
 }
 
-Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v) {
+Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const DbVal& v,
+                                          const UniqueHolders* known) {
+  if (known) {
+    auto it = known->find(std::make_pair(a, v));
+    if (it != known->end())
+      return it->second < 0 ? std::optional<Entid>() : std::optional<Entid>(it->second);
+  }
   MENTAT_ASSIGN_OR_RETURN(
       auto s, c->Cached("SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 0 UNION ALL "
                         "SELECT e FROM datoms WHERE a = ?1 AND v = ?2 AND ix IS NOT 1 "
@@ -69,6 +75,35 @@ Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const
   MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
   if (!row) return std::optional<Entid>();
   return std::optional<Entid>(s->ColumnInt(0));
+}
+
+Status PrefetchUnique(storage::Connection* c, Entid a, const std::vector<DbVal>& values,
+                      UniqueHolders* out) {
+  constexpr size_t kChunk = 1000;
+  // Both attribute indexes, as LookupUnique reads them.
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("SELECT v, e FROM datoms WHERE a = ?1 AND ix IS NOT 0 AND v IN (SELECT "
+                        "value FROM jsonb_array_elements(CAST(CAST(?2 AS text) AS jsonb)) AS x) "
+                        "UNION ALL SELECT v, e FROM datoms WHERE a = ?1 AND ix IS NOT 1 AND v "
+                        "IN (SELECT value FROM jsonb_array_elements(CAST(CAST(?2 AS text) AS "
+                        "jsonb)) AS y)"));
+  for (size_t from = 0; from < values.size(); from += kChunk) {
+    std::string json = "[";
+    const size_t to = std::min(values.size(), from + kChunk);
+    for (size_t i = from; i < to; ++i) {
+      json += (i > from ? "," : "") + schema::JsonOf(values[i]);
+      out->emplace(std::make_pair(a, values[i]), -1);
+    }
+    s->Reset();
+    s->BindInt(1, a);
+    s->BindText(2, json + "]");
+    for (;;) {
+      MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      (*out)[std::make_pair(a, schema::Column(*s, 0))] = s->ColumnInt(1);
+    }
+  }
+  return Status::OK();
 }
 
 Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t) {
@@ -84,11 +119,7 @@ Result<DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& 
 
 namespace {
 
-struct KeyHash {
-  size_t operator()(const std::pair<Entid, DbVal>& k) const {
-    return std::hash<int64_t>()(k.first) * 1000003 ^ k.second.Hash();
-  }
-};
+using KeyHash = UniqueKeyHash;
 
 class Resolver {
  public:
@@ -103,6 +134,7 @@ class Resolver {
       if (t.old_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.old_ref));
     }
     for (auto& t : *terms) MENTAT_RETURN_IF_ERROR(TupleRefs(&t, false));
+    if (c_->is_pg()) MENTAT_RETURN_IF_ERROR(Prefetch(*terms));
     MENTAT_RETURN_IF_ERROR(Upsert(*terms));
     MENTAT_RETURN_IF_ERROR(Allocate(*terms));
     for (auto& t : *terms) {
@@ -166,10 +198,10 @@ class Resolver {
           v = std::move(*enc);
         }
         auto key = std::make_pair(p->lookup_a, v);
-        auto it = lookups_.find(key);
-        if (it == lookups_.end()) {
+        auto it = out_->unique_holders.find(key);
+        if (it == out_->unique_holders.end()) {
           MENTAT_ASSIGN_OR_RETURN(auto e, LookupUnique(c_, p->lookup_a, v));
-          it = lookups_.emplace(key, e ? *e : -1).first;
+          it = out_->unique_holders.emplace(key, e ? *e : -1).first;
         }
         if (it->second < 0)
           return ErrorAt(Code::kNotFound, p->pos,
@@ -266,6 +298,26 @@ class Resolver {
     return std::optional<DbVal>();
   }
 
+  // The holders of the unique plain values the terms assert, looked up in one batch per
+  // attribute (Holder and the apply pass then find them in out_->unique_holders).
+  Status Prefetch(const std::vector<Term>& terms) {
+    std::map<Entid, std::vector<DbVal>> by_attr;
+    size_t n = 0;
+    for (const auto& t : terms) {
+      if (t.op != Term::Op::kAdd || t.v_is_ref || pending_tuples_.count(&t)) continue;
+      const Attribute* attr = schema_.attribute(t.a);
+      if (!attr || attr->unique == Unique::kNone) continue;
+      auto v = EncodeFor(*attr, t.v, t);
+      if (!v.ok()) continue;  // the term's own error comes later, where it always does
+      by_attr[t.a].push_back(std::move(*v));
+      ++n;
+    }
+    if (n < 8) return Status::OK();
+    for (const auto& [a, values] : by_attr)
+      MENTAT_RETURN_IF_ERROR(PrefetchUnique(c_, a, values, &out_->unique_holders));
+    return Status::OK();
+  }
+
   // Upserts and unification, iterated to a fixpoint. A tempid asserting an identity value
   // that an entity holds resolves to it; tempids asserting the same identity value are
   // one entity, also when the value is itself a tempid (two [:p/owner "x"] assertions
@@ -341,10 +393,10 @@ class Resolver {
 
   Result<std::optional<Entid>> Holder(Entid a, const DbVal& v) {
     auto key = std::make_pair(a, v);
-    auto it = lookups_.find(key);
-    if (it == lookups_.end()) {
+    auto it = out_->unique_holders.find(key);
+    if (it == out_->unique_holders.end()) {
       MENTAT_ASSIGN_OR_RETURN(auto e, LookupUnique(c_, a, v));
-      it = lookups_.emplace(key, e ? *e : -1).first;
+      it = out_->unique_holders.emplace(key, e ? *e : -1).first;
     }
     if (it->second < 0) return std::optional<Entid>();
     return std::optional<Entid>(it->second);
@@ -443,7 +495,6 @@ class Resolver {
   const Schema& schema_;
   Partitions* parts_;
   Resolution* out_;
-  std::unordered_map<std::pair<Entid, DbVal>, Entid, KeyHash> lookups_;
   std::unordered_map<std::string, std::string> parent_;
   std::unordered_set<const Term*> pending_tuples_;  // tuples with tempids to resolve
 };

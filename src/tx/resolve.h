@@ -31,14 +31,32 @@ struct Partitions {
   bool Allocated(Entid id) const;
 };
 
+struct UniqueKeyHash {
+  size_t operator()(const std::pair<Entid, schema::DbVal>& k) const {
+    return std::hash<int64_t>()(k.first) * 1000003 ^ k.second.Hash();
+  }
+};
+// The entities holding unique values in the database before the transaction: (attribute,
+// value) -> entity, or -1 for a value nobody holds.
+using UniqueHolders = std::unordered_map<std::pair<Entid, schema::DbVal>, Entid, UniqueKeyHash>;
+
 struct Resolution {
   Entid tx_id = 0;
   std::unordered_map<std::string, Entid> tempids;  // every tempid, internal ones included
   std::unordered_set<Entid> new_entities;          // allocated by this transaction
+  UniqueHolders unique_holders;                    // every unique value looked up
 };
 
-// Looks up the entity holding unique value `v` of attribute `a`, if any.
-Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const schema::DbVal& v);
+// Looks up the entity holding unique value `v` of attribute `a`, if any: from `known` when
+// it has the value, else by a statement.
+Result<std::optional<Entid>> LookupUnique(storage::Connection* c, Entid a, const schema::DbVal& v,
+                                          const UniqueHolders* known = nullptr);
+
+// Looks up the holders of many unique values of attribute `a` at once, into `out`: one
+// statement per thousand values instead of one per value (PostgreSQL, where a statement is
+// a round trip to the server).
+Status PrefetchUnique(storage::Connection* c, Entid a, const std::vector<schema::DbVal>& values,
+                      UniqueHolders* out);
 
 // Encodes a plain value of `attr` for `t`, with an error naming the datom.
 Result<schema::DbVal> EncodeFor(const Attribute& attr, const edn::Value& v, const Term& t);
