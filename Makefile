@@ -58,8 +58,9 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # The sanitizer step of `make test` (and so of CI): the library, the unit tests, the
-# data-driven tests through the library (datadriven_lib), the reliability tests and the
-# fuzz replays, built with AddressSanitizer (Debug, -O1, line tables) and run; no
+# data-driven tests through the library (datadriven_lib, and on PostgreSQL: datadriven_pg),
+# the PostgreSQL tests (pg_tests), the reliability tests and the fuzz replays, built
+# with AddressSanitizer (Debug, -O1, line tables) and run; no
 # extensions and no CLI golden tests (those run in the normal build above). ASan only:
 # with gcc, UBSan more than doubles the compile time, which CI cannot afford; `make
 # test-asan` runs everything under ASan + UBSan. See doc/reliability.md "Sanitizers".
@@ -70,10 +71,11 @@ test-asan-ci:
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address \
 	  >/dev/null
 	cmake --build $(BUILD_ASAN_CI) -j $(JOBS) --target unit_tests mentat-test-runner \
-	  reliability_tests reliability_worker mentat_cli \
+	  reliability_tests reliability_worker mentat_cli pg_tests \
 	  $(patsubst fuzz/%.cc,%_replay,$(wildcard fuzz/*_fuzz.cc))
 	cd $(BUILD_ASAN_CI) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200 \
-	  -R '^(reliability\.|datadriven_lib$$)' -E '(sqlite|duckdb)_ext'
+	  -R '^(reliability\.|datadriven_lib$$|datadriven_pg$$|pg\.cluster\.|Pg|StoragePg|StorePg)' \
+	  -E '(sqlite|duckdb)_ext'
 	$(ASAN_ENV) $(BUILD_ASAN_CI)/test/unit_tests --gtest_brief=1
 
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
