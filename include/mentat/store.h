@@ -412,7 +412,9 @@ class Store {
   // ({:db/excise e}) are gone from the file and its -wal. Waits for this process's writer;
   // fails (kBusy) while another connection or process is reading or writing. Errors
   // (kUnsupported) for a read-only store and for the SQLite extension's host mode, where
-  // the host's own VACUUM does it.
+  // the host's own VACUUM does it. On PostgreSQL: VACUUM (ANALYZE) of the store's tables,
+  // which makes the dead rows' space reusable (the bytes stay until PostgreSQL overwrites
+  // them; VACUUM FULL, run by the database's owner, rewrites the tables).
   Status vacuum();
 
   // The log (Datomic's tx-range): the transactions with from <= tx < to, in commit order

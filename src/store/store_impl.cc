@@ -638,6 +638,14 @@ Status StoreImpl::Vacuum() {
   std::lock_guard<std::mutex> writer(write_mu_);
   MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
   storage::Connection* db = lease.get()->db.get();
+  if (pg_) {
+    // PostgreSQL's VACUUM reclaims dead rows (excised datoms among them) for reuse and
+    // refreshes the planner's statistics; VACUUM FULL would rewrite the tables under a lock
+    // that blocks readers.
+    MENTAT_RETURN_IF_ERROR(
+        db->Exec("VACUUM (ANALYZE) datoms, history, fulltext_docs, attr_values"));
+    return Status::OK();
+  }
   const char* checkpoint = in_memory_ ? "" : "PRAGMA wal_checkpoint(TRUNCATE);";
   MENTAT_RETURN_IF_ERROR(db->Exec(std::string(checkpoint) + "VACUUM;" + checkpoint));
   // VACUUM may renumber nothing mentat keeps (WITHOUT ROWID tables and the fulltext

@@ -294,3 +294,49 @@ TEST_F(StorePg, InterruptCancelsARunningQuery) {
 
 }  // namespace
 }  // namespace mentat
+
+namespace mentat {
+namespace {
+
+// Transactions of many entities read what they need in batches on PostgreSQL (the unique
+// values' holders, the existing entities' datoms): the same answers as one at a time.
+TEST_F(StorePg, ManyUpsertsInOneTransactionReplaceKeepAndAddAsOneByOne) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  ASSERT_TRUE(s->transact("[{:db/ident :acct/tag :db/valueType :db.type/keyword "
+                          ":db/cardinality :db.cardinality/many}]")
+                  .ok());
+  std::string first = "[", second = "[";
+  for (int i = 0; i < 40; ++i) {
+    std::string id = std::to_string(i);
+    first += "{:acct/id " + id + " :acct/balance " + id + " :acct/tag [:t/a :t/b]}";
+    // Even accounts keep their balance, odd ones change it; every one keeps :t/a and gets :t/c.
+    second += "{:acct/id " + id + " :acct/balance " + std::to_string(i % 2 ? i + 100 : i) +
+              " :acct/tag [:t/a :t/c]}";
+  }
+  ASSERT_TRUE(s->transact(first + "]").ok());
+  auto r = s->transact(second + "]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  // 20 balances retracted and 20 asserted, 40 :t/c asserted, the txInstant: nothing else.
+  int added = 0, retracted = 0;
+  for (const auto& d : r->tx_data) (d.added ? added : retracted)++;
+  EXPECT_EQ(retracted, 20);
+  EXPECT_EQ(added, 20 + 40 + 1);
+  auto n = s->q("[:find (count ?e) . :where [?e :acct/id _]]");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(edn::Print(n->ToEdn()), "40");
+  auto b = s->q("[:find ?b . :where [?e :acct/id 7] [?e :acct/balance ?b]]");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(edn::Print(b->ToEdn()), "107");
+  auto tags = s->q("[:find (count ?t) . :where [?e :acct/id 8] [?e :acct/tag ?t]]");
+  ASSERT_TRUE(tags.ok()) << tags.status().ToString();
+  EXPECT_EQ(edn::Print(tags->ToEdn()), "3");
+  // The same again is a no-op but for the transaction's instant.
+  auto again = s->transact(second + "]");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->tx_data.size(), 1u);
+}
+
+}  // namespace
+}  // namespace mentat
