@@ -7,8 +7,9 @@
 #                                            libpq connection string on stdout
 #   tools/pg-cluster.sh standby PRIMARY DIR [PORT]
 #                                            a streaming standby of the running cluster at
-#                                            PRIMARY (pg_basebackup -R), started; prints its
-#                                            connection string
+#                                            PRIMARY (pg_basebackup -R; made anew unless it
+#                                            is running), started; prints its connection
+#                                            string
 #   tools/pg-cluster.sh stop DIR             stops the cluster at DIR (fast shutdown)
 #   tools/pg-cluster.sh conninfo DIR         prints the connection string of DIR's cluster
 #
@@ -77,6 +78,11 @@ case "$cmd" in
     port=${3:-5433}
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
+    # A standby that is not running is made again from the primary: an old copy may be of
+    # another primary (a cluster made anew in the same directory).
+    if ! as_owner "$PGBIN/pg_ctl" -D "$dir/data" status >/dev/null 2>&1; then
+      rm -rf "$dir/data"
+    fi
     if [ ! -f "$dir/data/PG_VERSION" ]; then
       as_owner "$PGBIN/pg_basebackup" -U mentat -h "$primary" -p "$(cat "$primary/port")" \
         -D "$dir/data" -R -X stream >"$dir/basebackup.log" 2>&1

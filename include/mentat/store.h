@@ -79,6 +79,14 @@ struct Options {
   // The value-index mode; unset: MENTAT_AUTO_INDEX (off, schema or adaptive), else
   // kSchema. Another MENTAT_AUTO_INDEX value makes open fail with kInvalidArgument.
   std::optional<AutoIndex> auto_index;
+  // PostgreSQL: read-only standbys of the store's database (streaming replicas, named as
+  // Store::open takes names; the primary's schema when they name none). Queries, pulls and
+  // entity reads go to them in turn, each to a standby that has replayed everything this
+  // Store committed and everything committed before it opened, waiting up to
+  // `replica_wait_ms` for that, else to the primary; a read the standby cancels (a replay
+  // conflict) runs again on the primary. Writes always go to the primary.
+  std::vector<std::string> replicas;
+  int replica_wait_ms = 1000;
 };
 
 // One datom [e a v tx added].

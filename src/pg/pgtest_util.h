@@ -26,6 +26,27 @@ inline std::string TestConninfo() {
   return c;
 }
 
+// The connection string of the test cluster's streaming standby: MENTAT_TEST_PG_STANDBY,
+// else the one ctest's fixture "pgstandby" starts beside the primary (test/CMakeLists.txt:
+// the primary's directory with "-standby", port 5433).
+inline std::string TestStandbyConninfo() {
+  const char* c = std::getenv("MENTAT_TEST_PG_STANDBY");
+  if (c && *c) return c;
+  std::string primary = TestConninfo();
+  size_t host = primary.find("host="), end = primary.find(' ', host);
+  size_t port = primary.find("port=");
+  if (host == std::string::npos || end == std::string::npos || port == std::string::npos) {
+    ADD_FAILURE() << "cannot tell the standby from MENTAT_TEST_PG (" << primary
+                  << "): set MENTAT_TEST_PG_STANDBY";
+    return "host=/nonexistent-mentat-test-standby dbname=mentat connect_timeout=1";
+  }
+  std::string s = primary.substr(0, end) + "-standby" + primary.substr(end);
+  port = s.find("port=");
+  size_t port_end = s.find(' ', port);
+  return s.substr(0, port) + "port=5433" +
+         (port_end == std::string::npos ? "" : s.substr(port_end));
+}
+
 // Creates a schema no other test uses (tests run in parallel processes) and puts it first
 // on `c`'s search path; returns its name.
 inline std::string TestSchema(Connection& c) {

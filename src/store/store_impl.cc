@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <utility>
 
 #include "schema/bootstrap.h"
@@ -183,9 +184,77 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& na
     MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
     MENTAT_RETURN_IF_ERROR(txn.Commit());
   }
+  if (!options.replicas.empty()) {
+    // Each standby reads the primary's schema unless its name says another.
+    const std::string& schema = conn->db->pg_schema();
+    for (std::string r : options.replicas) {
+      if (r.find("schema=") == std::string::npos) {
+        const bool uri = r.rfind("postgres", 0) == 0 && r.find("://") != std::string::npos;
+        r += uri ? (r.find('?') == std::string::npos ? "?schema=" : "&schema=") + schema
+                 : " schema=" + schema;
+      }
+      s->replicas_.push_back(std::move(r));
+    }
+    s->replica_idle_.resize(s->replicas_.size());
+    s->NoteCommit(conn.get());  // what exists now, the standbys must have too
+  }
   s->open_conns_ = 1;
   s->Release(std::move(conn));
   return s;
+}
+
+void StoreImpl::NoteCommit(Conn* c) {
+  if (replicas_.empty()) return;
+  auto lsn = c->db->QueryInt("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", 0);
+  if (!lsn.ok()) return;  // the next reads go to the primary
+  int64_t seen = basis_lsn_.load();
+  while (*lsn > seen && !basis_lsn_.compare_exchange_weak(seen, *lsn)) {
+  }
+}
+
+Result<StoreImpl::Lease> StoreImpl::AcquireReplica() {
+  const size_t n = replicas_.size();
+  const int64_t basis = basis_lsn_.load();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.replica_wait_ms);
+  for (size_t tried = 0; tried < n; ++tried) {
+    const size_t r = next_replica_.fetch_add(1) % n;
+    std::unique_ptr<Conn> c;
+    {
+      std::lock_guard<std::mutex> lock(pool_mu_);
+      if (!replica_idle_[r].empty()) {
+        c = std::move(replica_idle_[r].back());
+        replica_idle_[r].pop_back();
+      }
+    }
+    if (!c) {
+      auto db = storage::Connection::OpenPostgres(replicas_[r]);
+      if (!db.ok()) continue;  // a standby that is down: the next one, or the primary
+      c = std::make_unique<Conn>();
+      c->db = std::move(*db);
+      c->replica = static_cast<int>(r);
+    }
+    // Replayed far enough? NULL: not in recovery (a primary), which has everything.
+    for (;;) {
+      auto st = c->db->Cached(
+          "SELECT COALESCE((pg_last_wal_replay_lsn() - '0/0'::pg_lsn)::bigint, "
+          "9223372036854775807)");
+      if (!st.ok()) break;
+      auto row = (*st)->Step();
+      if (!row.ok() || !*row) break;
+      const int64_t replayed = (*st)->ColumnInt(0);
+      if (replayed >= basis) {
+        std::lock_guard<std::mutex> lock(pool_mu_);
+        leased_.insert(c.get());
+        return Lease(this, std::move(c));
+      }
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    replica_idle_[r].push_back(std::move(c));
+  }
+  return Lease(this, nullptr);
 }
 
 Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Options& options) {
@@ -365,6 +434,10 @@ Result<StoreImpl::Lease> StoreImpl::Acquire() {
 void StoreImpl::Release(std::unique_ptr<Conn> c) {
   std::lock_guard<std::mutex> lock(pool_mu_);
   leased_.erase(c.get());
+  if (c && c->replica >= 0) {
+    replica_idle_[static_cast<size_t>(c->replica)].push_back(std::move(c));
+    return;
+  }
   if (borrowed_) borrowed_busy_ = false;
   if (idle_.size() < 16 || in_memory_) {
     idle_.push_back(std::move(c));
@@ -610,6 +683,7 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     }
   }
   MENTAT_RETURN_IF_ERROR(txn.Commit());
+  NoteCommit(c);
   // Our own commit does not move this connection's data version, so the one Sync read
   // inside the write transaction still describes `c->schema` (plus this commit's change,
   // below). It must not be read again here: that would begin a new read transaction, and a

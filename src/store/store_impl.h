@@ -51,6 +51,9 @@ class StoreImpl {
     bool last_tx_known = false;
     uint32_t last_tx_version = 0;
     Entid last_tx = 0;
+    // PostgreSQL: the read replica (Options::replicas) this connection is to, or -1 for the
+    // primary.
+    int replica = -1;
   };
 
   // A connection borrowed from the pool; returned on destruction.
@@ -83,6 +86,12 @@ class StoreImpl {
                                                          const Options& options);
 
   Result<Lease> Acquire();
+  // PostgreSQL with Options::replicas: a connection to the next standby that has replayed
+  // basis_lsn_ (waiting up to replica_wait_ms), or an empty lease when none has.
+  Result<Lease> AcquireReplica();
+  // After a commit of this store (PostgreSQL with replicas): the primary's WAL position,
+  // which reads wait for a standby to replay.
+  void NoteCommit(Conn* c);
   // Brings `c`'s schema in line with its current snapshot (PRAGMA data_version, then the
   // schema generation). REQUIRES: inside a transaction on `c`.
   Status Sync(Conn* c);
@@ -114,6 +123,25 @@ class StoreImpl {
   auto Read(Fn&& fn, ReadKind kind = ReadKind::kTransaction)
       -> decltype(fn(static_cast<Conn*>(nullptr))) {
     if (Conn* w = writer_scope()) return fn(w);
+    if (!replicas_.empty()) {
+      // A standby that has replayed this store's basis, else the primary (below).
+      auto replica = AcquireReplica();
+      if (replica.ok() && replica->get()) {
+        Conn* c = replica->get();
+        storage::Transaction txn(c->db.get());
+        Status st = txn.Begin(false);
+        if (st.ok()) st = Sync(c);
+        if (st.ok()) {
+          auto result = fn(c);
+          // A standby cancels a read that conflicts with its replay (SQLSTATE 40001,
+          // kBusy): the primary answers instead. Other outcomes stand.
+          if (result.ok() || result.status().code() != Code::kBusy) {
+            (void)txn.Commit();
+            return result;
+          }
+        }
+      }
+    }
     MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
     Conn* c = lease.get();
     const bool known = c->pager_version_known;
@@ -224,6 +252,12 @@ class StoreImpl {
   std::mutex pool_mu_;
   std::condition_variable pool_cv_;
   std::vector<std::unique_ptr<Conn>> idle_;
+  // Read replicas (Options::replicas): their names, idle connections, the next to try,
+  // and the primary's WAL position (bytes) a standby must have replayed.
+  std::vector<std::string> replicas_;
+  std::vector<std::vector<std::unique_ptr<Conn>>> replica_idle_;
+  std::atomic<size_t> next_replica_{0};
+  std::atomic<int64_t> basis_lsn_{0};
   std::set<Conn*> leased_;  // PostgreSQL: the connections leased out (Interrupt cancels)
   int open_conns_ = 0;
   int max_conns_ = 64;

@@ -340,3 +340,76 @@ TEST_F(StorePg, ManyUpsertsInOneTransactionReplaceKeepAndAddAsOneByOne) {
 
 }  // namespace
 }  // namespace mentat
+
+namespace mentat {
+namespace {
+
+// The standby's count of committed transactions in the database: each read there is one.
+int64_t StandbyReads() {
+  auto c = pg::Connection::Open(pg::TestStandbyConninfo());
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  if (!c.ok()) return -1;
+  // Statistics of other sessions reach the shared counters when those sessions report:
+  // asked for fresh numbers, without this session's own.
+  auto n = (*c)->QueryInt(
+      "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()", -1);
+  EXPECT_TRUE(n.ok()) << n.status().ToString();
+  return n.ok() ? *n : -1;
+}
+
+TEST_F(StorePg, ReadsGoToAStandbyThatHasReplayedTheStoresWrites) {
+  Options o;
+  o.replicas = {pg::TestStandbyConninfo()};
+  o.replica_wait_ms = 5000;
+  auto s = Store::open(Name(), o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE((*s)->transact(kSchema).ok());
+  const int64_t before = StandbyReads();
+  for (int i = 0; i < 5; ++i) {
+    // Each write is read back at once: the standby waits until it has replayed it.
+    auto w = (*s)->transact("[{:acct/id " + std::to_string(i) + " :acct/balance " +
+                            std::to_string(i * 10) + "}]");
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    auto r = (*s)->q("[:find (count ?e) . :where [?e :acct/id _]]");
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(edn::Print(r->ToEdn()), std::to_string(i + 1));
+  }
+  auto pulled = (*s)->pull(
+      "[:acct/balance]", edn::Value::Vector({edn::Value::Keyword("acct/id"), edn::Value::Int(4)}));
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  EXPECT_EQ(edn::Print(*pulled), "{:acct/balance 40}");
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // statistics are reported
+  EXPECT_GE(StandbyReads() - before, 5) << "the reads did not go to the standby";
+}
+
+TEST_F(StorePg, AStandbyThatHasNotReplayedLeavesTheReadToThePrimary) {
+  Options o;
+  o.replicas = {pg::TestStandbyConninfo()};
+  o.replica_wait_ms = 100;
+  auto s = Store::open(Name(), o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE((*s)->transact(kSchema).ok());
+  auto standby = pg::Connection::Open(pg::TestStandbyConninfo());
+  ASSERT_TRUE(standby.ok()) << standby.status().ToString();
+  // Replay is paused: the standby stays behind the write below.
+  ASSERT_TRUE((*standby)->Exec("SELECT pg_wal_replay_pause()").ok());
+  auto w = (*s)->transact("[{:acct/id 1 :acct/balance 10}]");
+  // Read while the standby is behind: the primary must answer (the standby has no account).
+  auto paused_read = (*s)->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]");
+  Status resume = (*standby)->Exec("SELECT pg_wal_replay_resume()");
+  EXPECT_TRUE(resume.ok()) << resume.ToString();
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_TRUE(paused_read.ok()) << paused_read.status().ToString();
+  EXPECT_EQ(edn::Print(paused_read->ToEdn()), "10");
+  // A standby that cannot be reached leaves the reads to the primary too.
+  Options down;
+  down.replicas = {"host=/nonexistent-mentat-standby port=1 dbname=mentat connect_timeout=1"};
+  auto d = Store::open(Name(), down);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  auto r = (*d)->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(edn::Print(r->ToEdn()), "10");
+}
+
+}  // namespace
+}  // namespace mentat
