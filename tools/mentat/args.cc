@@ -30,6 +30,7 @@ const char* kUsage =
     "  --read-only     open the store read-only (it must exist)\n"
     "  --bail          stop at the first command that fails\n"
     "  --timer         print how long each command took\n"
+    "  --replica NAME  a PostgreSQL standby that reads may go to (repeatable)\n"
     "  --no-color      no colours (also when NO_COLOR is set)\n"
     "  -h, --help      show this help\n"
     "  -V, --version   show the version\n"
@@ -125,6 +126,12 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
         args->bail = true;
       } else if (arg == "--timer") {
         args->timer = true;
+      } else if (arg == "--replica") {
+        if (i + 1 >= argv.size()) {
+          *error = "--replica needs a PostgreSQL standby's connection string";
+          return false;
+        }
+        args->replicas.push_back(argv[++i]);
       } else if (arg == "--no-color" || arg == "--no-colour") {
         args->no_color = true;
       } else {

@@ -22,6 +22,7 @@ struct Args {
   bool no_color = false;
   bool bail = false;
   bool timer = false;
+  std::vector<std::string> replicas;  // --replica NAME (PostgreSQL standbys)
   // mentat migrate SRC DST
   std::string migrate_src, migrate_dst;
 };

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   mentat::Options store_options;
   store_options.read_only = args.read_only;
   store_options.create = !args.read_only;
+  store_options.replicas = args.replicas;
   session.set_store_options(store_options);
 
   mentat::Status st = session.Open(args.store);
