@@ -61,34 +61,23 @@ class Pg : public Dialect {
     };
     auto text = [&](size_t i) { return "mentat_text(" + arg(i) + ")"; };
     switch (fn) {
+      // Comparison and logic: SQLite's spelling is standard SQL (the store's cross-type
+      // operators make jsonb meet the typed columns).
       case Fn::kEq:
-        return Infix("=", a);
       case Fn::kNe:
-        return Infix("<>", a);
       case Fn::kLt:
-        return Infix("<", a);
       case Fn::kLe:
-        return Infix("<=", a);
       case Fn::kGt:
-        return Infix(">", a);
       case Fn::kGe:
-        return Infix(">=", a);
+      case Fn::kAnd:
+      case Fn::kOr:
+      case Fn::kNot:
+      case Fn::kIsNull:
+      case Fn::kIsNotNull:
+      case Fn::kIn:
+        return SqliteDialect().Call(fn, a);
       case Fn::kIsNot:
         return Infix("IS DISTINCT FROM", a);
-      case Fn::kAnd:
-        return Infix("AND", a);
-      case Fn::kOr:
-        return Infix("OR", a);
-      case Fn::kNot:
-        return "NOT (" + arg(0) + ")";
-      case Fn::kIsNull:
-        return arg(0) + " IS NULL";
-      case Fn::kIsNotNull:
-        return arg(0) + " IS NOT NULL";
-      case Fn::kIn: {
-        std::vector<std::string> list(a.begin() + (a.empty() ? 0 : 1), a.end());
-        return arg(0) + " IN " + Function("", list);
-      }
       case Fn::kAdd:
         return nums("+");
       case Fn::kSub:

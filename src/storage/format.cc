@@ -299,17 +299,8 @@ Status RecountAttrStats(Connection* c, int64_t a, bool value_indexed, bool many)
 }
 
 Status RecountAllAttrStats(Connection* c) {
-  if (c->is_pg())
-    return c->Exec(
-        "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
-        "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "
-        "FROM datoms GROUP BY a;"
-        "DELETE FROM attr_values;"
-        "INSERT INTO attr_values (a, v, datoms) SELECT a, v, n FROM (SELECT a, v, n, "
-        "row_number() OVER (PARTITION BY a ORDER BY n DESC, v) AS r FROM (SELECT a, v, count(*) "
-        "AS n FROM datoms GROUP BY a, v) AS g WHERE n > 1 AND octet_length(v::text) <= " +
-        std::to_string(kCommonValueMaxLength) +
-        ") AS ranked WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
+  // A value's size in bytes (common values are kept up to kCommonValueMaxLength).
+  const char* size = c->is_pg() ? "octet_length(v::text)" : "length(CAST(v AS BLOB))";
   return c->Exec(
       "INSERT OR REPLACE INTO attr_stats (a, datoms, distinct_values, distinct_at, "
       "distinct_entities) SELECT a, count(*), count(DISTINCT v), count(*), count(DISTINCT e) "
@@ -317,9 +308,9 @@ Status RecountAllAttrStats(Connection* c) {
       "DELETE FROM attr_values;"
       "INSERT INTO attr_values (a, v, datoms) SELECT a, v, n FROM (SELECT a, v, n, "
       "row_number() OVER (PARTITION BY a ORDER BY n DESC, v) AS r FROM (SELECT a, v, count(*) "
-      "AS n FROM datoms GROUP BY a, v) WHERE n > 1 AND length(CAST(v AS BLOB)) <= " +
-      std::to_string(kCommonValueMaxLength) +
-      ") WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
+      "AS n FROM datoms GROUP BY a, v) AS g WHERE n > 1 AND " +
+      std::string(size) + " <= " + std::to_string(kCommonValueMaxLength) +
+      ") AS ranked WHERE r <= " + std::to_string(kCommonValuesPerAttr) + ";");
 }
 
 Status ApplySettings(Connection* c, const ConnectionSettings& s) {

@@ -112,30 +112,9 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
                                    ? "cannot create a store in read-only mode"
                                    : "the store needs an upgrade; open it read-write once");
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(first.get(), st));
-  if (state != storage::FileState::kCurrent) {
-    storage::Transaction txn(first.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
-    // Look again under the write lock: another process may have got there first.
-    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
-    if (state == storage::FileState::kEmpty) {
-      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
-      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
-    } else if (state == storage::FileState::kOld) {
-      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
-      MENTAT_RETURN_IF_ERROR(InstallSystemEntities(first.get(), version));
-    }
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
-  auto conn = std::make_unique<Conn>();
-  conn->db = std::move(first);
-  {
-    storage::Transaction txn(conn->db.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
-    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
-  s->open_conns_ = 1;
-  s->Release(std::move(conn));
+  if (state != storage::FileState::kCurrent)
+    MENTAT_RETURN_IF_ERROR(s->CreateOrUpgrade(first.get(), /*beside_other_tables=*/false));
+  MENTAT_RETURN_IF_ERROR(s->Adopt(std::move(first)));
   return s;
 }
 
@@ -162,31 +141,13 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& na
                                    : "the store needs an upgrade; open it read-write once");
   if (state == storage::FileState::kEmpty && !options.create)
     return Status::NotFound("schema '" + first->pg_schema() + "' holds no mentat store");
-  if (state != storage::FileState::kCurrent) {
-    // Under the writers' lock: another process creating the same store waits, then finds
-    // it made.
-    storage::Transaction txn(first.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
-    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version));
-    if (state == storage::FileState::kEmpty) {
-      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
-      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
-    } else if (state == storage::FileState::kOld) {
-      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
-    }
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
-  auto conn = std::make_unique<Conn>();
-  conn->db = std::move(first);
-  {
-    storage::Transaction txn(conn->db.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
-    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
+  // (Under the writers' lock: another process creating the same store waits, then finds it
+  // made.)
+  if (state != storage::FileState::kCurrent)
+    MENTAT_RETURN_IF_ERROR(s->CreateOrUpgrade(first.get(), /*beside_other_tables=*/false));
   if (!options.replicas.empty()) {
     // Each standby reads the primary's schema unless its name says another.
-    const std::string& schema = conn->db->pg_schema();
+    const std::string& schema = first->pg_schema();
     for (std::string r : options.replicas) {
       if (r.find("schema=") == std::string::npos) {
         const bool uri = r.rfind("postgres", 0) == 0 && r.find("://") != std::string::npos;
@@ -196,16 +157,46 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& na
       s->replicas_.push_back(std::move(r));
     }
     s->replica_idle_.resize(s->replicas_.size());
-    s->NoteCommit(conn.get());  // what exists now, the standbys must have too
+    s->NoteCommit(first.get());  // what exists now, the standbys must have too
   }
-  s->open_conns_ = 1;
-  s->Release(std::move(conn));
+  MENTAT_RETURN_IF_ERROR(s->Adopt(std::move(first)));
   return s;
 }
 
-void StoreImpl::NoteCommit(Conn* c) {
+Status StoreImpl::CreateOrUpgrade(storage::Connection* c, bool beside_other_tables) {
+  storage::Transaction txn(c);
+  MENTAT_RETURN_IF_ERROR(txn.Begin(true));
+  // Look again under the write lock: another process may have got there first.
+  int version = 0;
+  MENTAT_ASSIGN_OR_RETURN(storage::FileState state,
+                          storage::Inspect(c, &version, beside_other_tables));
+  if (state == storage::FileState::kEmpty) {
+    MENTAT_RETURN_IF_ERROR(storage::CreateTables(c));
+    MENTAT_RETURN_IF_ERROR(Bootstrap(c));
+  } else if (state == storage::FileState::kOld) {
+    MENTAT_RETURN_IF_ERROR(storage::Upgrade(c, version));
+    MENTAT_RETURN_IF_ERROR(InstallSystemEntities(c, version));
+  }
+  return txn.Commit();
+}
+
+Status StoreImpl::Adopt(std::unique_ptr<storage::Connection> first) {
+  auto conn = std::make_unique<Conn>();
+  conn->db = std::move(first);
+  {
+    storage::Transaction txn(conn->db.get());
+    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
+    MENTAT_RETURN_IF_ERROR(Sync(conn.get()));
+    MENTAT_RETURN_IF_ERROR(txn.Commit());
+  }
+  open_conns_ = 1;
+  Release(std::move(conn));
+  return Status::OK();
+}
+
+void StoreImpl::NoteCommit(storage::Connection* c) {
   if (replicas_.empty()) return;
-  auto lsn = c->db->QueryInt("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", 0);
+  auto lsn = c->QueryInt("SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", 0);
   if (!lsn.ok()) return;  // the next reads go to the primary
   int64_t seen = basis_lsn_.load();
   while (*lsn > seen && !basis_lsn_.compare_exchange_weak(seen, *lsn)) {
@@ -279,31 +270,11 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
     return Status::Unsupported(state == storage::FileState::kEmpty
                                    ? "cannot create a store in a read-only database"
                                    : "the store needs an upgrade; open it read-write once");
-  if (state != storage::FileState::kCurrent) {
-    // Inside the host's transaction this is a savepoint: a host ROLLBACK removes the
-    // tables again.
-    storage::Transaction txn(first.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(true));
-    MENTAT_ASSIGN_OR_RETURN(state, storage::Inspect(first.get(), &version, true));
-    if (state == storage::FileState::kEmpty) {
-      MENTAT_RETURN_IF_ERROR(storage::CreateTables(first.get()));
-      MENTAT_RETURN_IF_ERROR(s->Bootstrap(first.get()));
-    } else if (state == storage::FileState::kOld) {
-      MENTAT_RETURN_IF_ERROR(storage::Upgrade(first.get(), version));
-      MENTAT_RETURN_IF_ERROR(InstallSystemEntities(first.get(), version));
-    }
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
-  auto conn = std::make_unique<Conn>();
-  conn->db = std::move(first);
-  {
-    storage::Transaction txn(conn->db.get());
-    MENTAT_RETURN_IF_ERROR(txn.Begin(false));
-    MENTAT_RETURN_IF_ERROR(s->Sync(conn.get()));
-    MENTAT_RETURN_IF_ERROR(txn.Commit());
-  }
-  s->open_conns_ = 1;
-  s->Release(std::move(conn));
+  // Inside the host's transaction this is a savepoint: a host ROLLBACK removes the tables
+  // again.
+  if (state != storage::FileState::kCurrent)
+    MENTAT_RETURN_IF_ERROR(s->CreateOrUpgrade(first.get(), /*beside_other_tables=*/true));
+  MENTAT_RETURN_IF_ERROR(s->Adopt(std::move(first)));
   return s;
 }
 
@@ -683,7 +654,7 @@ Result<TxReport> StoreImpl::Transact(const edn::Value& data, bool speculative) {
     }
   }
   MENTAT_RETURN_IF_ERROR(txn.Commit());
-  NoteCommit(c);
+  NoteCommit(c->db.get());
   // Our own commit does not move this connection's data version, so the one Sync read
   // inside the write transaction still describes `c->schema` (plus this commit's change,
   // below). It must not be read again here: that would begin a new read transaction, and a

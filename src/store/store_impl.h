@@ -91,7 +91,12 @@ class StoreImpl {
   Result<Lease> AcquireReplica();
   // After a commit of this store (PostgreSQL with replicas): the primary's WAL position,
   // which reads wait for a standby to replay.
-  void NoteCommit(Conn* c);
+  void NoteCommit(storage::Connection* c);
+  // Open's last steps: under a write transaction, creates and bootstraps an empty store or
+  // upgrades an old one (Inspect looks again first); then `first` becomes the pool's first
+  // connection, synced.
+  Status CreateOrUpgrade(storage::Connection* c, bool beside_other_tables);
+  Status Adopt(std::unique_ptr<storage::Connection> first);
   // Brings `c`'s schema in line with its current snapshot (PRAGMA data_version, then the
   // schema generation). REQUIRES: inside a transaction on `c`.
   Status Sync(Conn* c);
