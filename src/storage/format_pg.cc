@@ -81,17 +81,17 @@ CREATE FUNCTION mentat_text(double precision) RETURNS text LANGUAGE sql IMMUTABL
 CREATE FUNCTION mentat_json(jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT $1$$;
 CREATE FUNCTION mentat_json(bigint) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-  $$SELECT to_jsonb($1)$$;
+  $$SELECT ($1::text)::jsonb$$;
 CREATE FUNCTION mentat_json(integer) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-  $$SELECT to_jsonb($1)$$;
+  $$SELECT ($1::text)::jsonb$$;
 CREATE FUNCTION mentat_json(numeric) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-  $$SELECT to_jsonb($1)$$;
+  $$SELECT ($1::text)::jsonb$$;
 CREATE FUNCTION mentat_json(double precision) RETURNS jsonb LANGUAGE sql IMMUTABLE
   PARALLEL SAFE AS $$SELECT to_jsonb($1)$$;
 CREATE FUNCTION mentat_json(text) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT to_jsonb($1)$$;
 CREATE FUNCTION mentat_json(boolean) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
-  $$SELECT to_jsonb(CASE WHEN $1 THEN 1 ELSE 0 END)$$;
+  $$SELECT CASE WHEN $1 THEN '1'::jsonb ELSE '0'::jsonb END$$;
 CREATE FUNCTION mentat_json(bytea) RETURNS jsonb LANGUAGE sql IMMUTABLE PARALLEL SAFE AS
   $$SELECT jsonb_build_object('b', encode($1, 'hex'))$$;
 -- The sort key of a keyword or symbol: its namespace, chr(1) (below every character a name
@@ -223,9 +223,11 @@ CREATE AGGREGATE min(jsonb) (SFUNC = mentat_jmin, STYPE = jsonb);
 )sql";
 
 // Comparison operators between jsonb (the value column) and the typed columns and
-// parameters it meets (entity ids, numbers, text): each an inlinable SQL function of
-// to_jsonb, so `v op x` compares as two jsonb values. Equality with bigint also states
-// `x = mentat_int(v)`, which lets an index on the bigint side drive the join.
+// parameters it meets (entity ids, numbers, text): `v op x` compares as two jsonb values.
+// Each is a SQL function PostgreSQL inlines, which it does only for a body of immutable
+// functions: a number becomes jsonb by its text (`(x::text)::jsonb`, not the stable
+// to_jsonb), and text equality compares the string's text. Equality with bigint also states
+// `x = mentat_int(v)`, so an index on either side can drive a join.
 std::string CrossTypeOperators() {
   struct Op {
     const char *sym, *name, *commutator, *negator;
@@ -235,25 +237,37 @@ std::string CrossTypeOperators() {
                             {">", "gt", "<", "<="}, {">=", "ge", "<=", "<"}};
   struct Type {
     const char *sql, *tag;
+    const char* json;  // the type's value `X` as jsonb
   };
-  static const Type kTypes[] = {{"bigint", "b"},
-                                {"integer", "i"},
-                                {"numeric", "n"},
-                                {"double precision", "d"},
-                                {"text", "t"}};
+  static const Type kTypes[] = {{"bigint", "b", "(X::text)::jsonb"},
+                                {"integer", "i", "(X::text)::jsonb"},
+                                {"numeric", "n", "(X::text)::jsonb"},
+                                {"double precision", "d", "to_jsonb(X)"},
+                                {"text", "t", "to_jsonb(X)"}};
+  auto json = [](const Type& t, const char* x) {
+    std::string out = t.json;
+    out.replace(out.find('X'), 1, x);
+    return out;
+  };
   std::string out;
   for (const Type& t : kTypes) {
     for (const Op& op : kOps) {
       const std::string jt = std::string("mentat_j") + t.tag + "_" + op.name;
       const std::string tj = std::string("mentat_") + t.tag + "j_" + op.name;
       const bool eq_int = std::string(op.name) == "eq" && std::string(t.tag) == "b";
+      const bool text_eq = std::string(op.name) == "eq" && std::string(t.tag) == "t";
+      const std::string jt_body = text_eq ? "jsonb_typeof($1) = 'string' AND ($1 #>> '{}') = $2"
+                                          : "$1 " + std::string(op.sym) + " " + json(t, "$2") +
+                                                (eq_int ? " AND $2 = mentat_int($1)" : "");
+      const std::string tj_body = text_eq ? "jsonb_typeof($2) = 'string' AND ($2 #>> '{}') = $1"
+                                          : json(t, "$1") + " " + op.sym + " $2" +
+                                                (eq_int ? " AND $1 = mentat_int($2)" : "");
       out += "CREATE FUNCTION " + jt + "(jsonb, " + t.sql +
-             ") RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT $1 " + op.sym +
-             " to_jsonb($2)" + (eq_int ? " AND $2 = mentat_int($1)" : "") + "$$;\n";
+             ") RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT " + jt_body +
+             "$$;\n";
       out += "CREATE FUNCTION " + tj + "(" + t.sql +
-             ", jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT "
-             "to_jsonb($1) " +
-             op.sym + " $2" + (eq_int ? " AND $1 = mentat_int($2)" : "") + "$$;\n";
+             ", jsonb) RETURNS boolean LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$SELECT " +
+             tj_body + "$$;\n";
       out += std::string("CREATE OPERATOR ") + op.sym + " (LEFTARG = jsonb, RIGHTARG = " + t.sql +
              ", FUNCTION = " + jt + ", COMMUTATOR = " + op.commutator +
              ", NEGATOR = " + op.negator + ");\n";
