@@ -129,9 +129,17 @@ mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
 PG_BASE=${MENTAT_SCALE_PG:-}
 if has "$BACKENDS" pg && [[ -z $PG_BASE ]]; then
   PG_CLUSTER=$OUT/pg-cluster
+  # The server's socket lives in the cluster's directory, and a unix socket's path is at
+  # most 107 bytes: a deep OUT gets its cluster in /tmp, linked from OUT.
+  PG_TMP=
+  if ((${#PG_CLUSTER} > 70)); then
+    PG_TMP=$(mktemp -d /tmp/mentat-scale-pg-XXXXXX) || exit 2
+    ln -sfn "$PG_TMP" "$PG_CLUSTER"
+    PG_CLUSTER=$PG_TMP
+  fi
   PG_BASE=$("$ROOT/tools/pg-cluster.sh" start "$PG_CLUSTER" "${PG_PORT:-55432}") ||
     { log "cannot start a PostgreSQL cluster in $PG_CLUSTER"; exit 2; }
-  trap '"$ROOT/tools/pg-cluster.sh" stop "$PG_CLUSTER" >/dev/null 2>&1' EXIT
+  trap '"$ROOT/tools/pg-cluster.sh" stop "$PG_CLUSTER" >/dev/null 2>&1; [[ -n $PG_TMP ]] && rm -rf "$PG_TMP"' EXIT
   export MENTAT_SCALE_PG=$PG_BASE
 fi
 CHECK_FAILED=0
