@@ -60,6 +60,11 @@ class Pg : public Dialect {
       return out + ")";
     };
     auto text = [&](size_t i) { return "mentat_text(" + arg(i) + ")"; };
+    // name(text, from [, to]): a string and its bounds as numbers.
+    auto slice = [&](const char* name) {
+      return std::string(name) + "(" + text(0) + ", mentat_num(" + arg(1) + ")" +
+             (a.size() > 2 ? ", mentat_num(" + arg(2) + ")" : std::string()) + ")";
+    };
     switch (fn) {
       // Comparison and logic: SQLite's spelling is standard SQL (the store's cross-type
       // operators make jsonb meet the typed columns).
@@ -116,9 +121,7 @@ class Pg : public Dialect {
       case Fn::kLength:
         return "length(" + text(0) + ")";
       case Fn::kSubstr:
-        return a.size() > 2 ? "mentat_substr(" + text(0) + ", mentat_num(" + arg(1) +
-                                  "), mentat_num(" + arg(2) + "))"
-                            : "mentat_substr(" + text(0) + ", mentat_num(" + arg(1) + "))";
+        return slice("mentat_substr");
       case Fn::kInstr:
         return "strpos(" + text(0) + ", " + text(1) + ")";
       case Fn::kTrim:
@@ -143,9 +146,7 @@ class Pg : public Dialect {
       case Fn::kStr:
         return "mentat_str(" + arg(0) + ")";
       case Fn::kSubs:
-        return a.size() > 2 ? "mentat_subs(" + text(0) + ", mentat_num(" + arg(1) +
-                                  "), mentat_num(" + arg(2) + "))"
-                            : "mentat_subs(" + text(0) + ", mentat_num(" + arg(1) + "))";
+        return slice("mentat_subs");
       case Fn::kReFindGroup:
         return "mentat_re_find_group(" + text(0) + ", " + text(1) + ", mentat_num(" + arg(2) + "))";
       case Fn::kReMatchesGroup:

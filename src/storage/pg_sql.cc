@@ -9,6 +9,20 @@ namespace {
 
 bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Tracks string literals and quoted names while scanning SQL: true when `c` is a quote or
+// inside one (so not SQL to rewrite), updating `*quote`.
+bool Quoted(char c, char* quote) {
+  if (*quote) {
+    if (c == *quote) *quote = 0;
+    return true;
+  }
+  if (c == '\'' || c == '"') {
+    *quote = c;
+    return true;
+  }
+  return false;
+}
+
 // The statements of `sql`, split at semicolons outside quotes.
 std::vector<std::string> SplitStatements(std::string_view sql) {
   std::vector<std::string> out(1);
@@ -26,11 +40,7 @@ std::vector<std::string> SplitStatements(std::string_view sql) {
       out.back().push_back(c);
       continue;
     }
-    if (quote) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == ';') {
+    if (!Quoted(c, &quote) && c == ';') {
       out.emplace_back();
       continue;
     }
@@ -43,15 +53,7 @@ std::vector<std::string> SplitStatements(std::string_view sql) {
 size_t FindWord(const std::string& s, std::string_view word, size_t from = 0) {
   char quote = 0;
   for (size_t i = from; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-      continue;
-    }
+    if (Quoted(s[i], &quote)) continue;
     if (s.compare(i, word.size(), word) == 0 && (i == 0 || !IsWordChar(s[i - 1])) &&
         (i + word.size() >= s.size() || !IsWordChar(s[i + word.size()])))
       return i;
@@ -84,16 +86,7 @@ std::string AliasSubqueries(std::string s) {
   int next = 0;
   char quote = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (quote) {
-      if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '\'' || c == '"') {
-      quote = c;
-      continue;
-    }
-    if (c != '(') continue;
+    if (Quoted(s[i], &quote) || s[i] != '(') continue;
     // The word before the parenthesis: FROM or JOIN.
     size_t w = i;
     while (w > 0 && s[w - 1] == ' ') --w;
@@ -112,13 +105,8 @@ std::string AliasSubqueries(std::string s) {
     size_t close = std::string::npos;
     for (size_t j = i; j < s.size(); ++j) {
       char d = s[j];
-      if (q) {
-        if (d == q) q = 0;
-        continue;
-      }
-      if (d == '\'' || d == '"') {
-        q = d;
-      } else if (d == '(') {
+      if (Quoted(d, &q)) continue;
+      if (d == '(') {
         ++depth;
       } else if (d == ')' && --depth == 0) {
         close = j;
