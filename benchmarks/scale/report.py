@@ -225,11 +225,14 @@ def headline(rows, names=READS):
         return []
     # Per scale with both: the embedded (and embedded-cache) p50 over the sqlite-sql p50
     # (the hand-written SQL on the same store file).
-    ratios = [(b, sc) for b in ("embedded", "embedded-cache", "embedded-nocounts")
+    # mentat on PostgreSQL (pg) over the hand-written SQL on the same schema (pg-sql).
+    base = {"embedded": "sqlite-sql", "embedded-cache": "sqlite-sql",
+            "embedded-nocounts": "sqlite-sql", "pg": "pg-sql"}
+    ratios = [(b, sc) for b in base
               for sc in dict.fromkeys(s for _, s in series)
-              if (b, sc) in series and ("sqlite-sql", sc) in series]
+              if (b, sc) in series and (base[b], sc) in series]
     lines = ["| scenario | " + " | ".join(f"{b} {s} p50 ms" for b, s in series) +
-             "".join(f" | {b} / sqlite-sql {sc}" for b, sc in ratios) + " |",
+             "".join(f" | {b} / {base[b]} {sc}" for b, sc in ratios) + " |",
              "|---|" + "---:|" * (len(series) + len(ratios))]
 
     def point(s, b, sc):
@@ -252,7 +255,7 @@ def headline(rows, names=READS):
                 cpu = f" ({ms(r['cpu_p50_ms'])})" if r["cpu_p50_ms"] is not None else ""
                 cells.append(ms(r["p50_ms"]) + cpu)
         for b, sc in ratios:
-            (e, eok), (q, qok) = point(s, b, sc), point(s, "sqlite-sql", sc)
+            (e, eok), (q, qok) = point(s, b, sc), point(s, base[b], sc)
             ok = eok and qok and q["p50_ms"] > 0
             x = e["p50_ms"] / q["p50_ms"] if ok else None
             cells.append("" if x is None else f"{x:.2f}" if x >= 0.1 else f"{x:.1g}")
@@ -319,7 +322,8 @@ def main():
     if vl:
         md += ["## Variants: p50 latency (1 client)", "",
                "Queries beyond the eight, each beside its hand-written SQL on the same store "
-               "file (sqlite-sql); the ratio columns are embedded p50 over sqlite-sql p50. "
+               "file (sqlite-sql) or PostgreSQL schema (pg-sql); the ratio columns are mentat's p50 "
+               "over that SQL's p50. "
                "\"ceiling\": the first call took longer than PROBE_S.", ""]
         md += vl + [""]
     plots = []

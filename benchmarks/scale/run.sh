@@ -12,12 +12,14 @@
 #                  under OUT/pg-cluster, unix socket only, and migrates each scale's store
 #                  into it; reads, checks, variants and concurrency_sweep, not yet
 #                  write_mixed or cold_vs_warm; MENTAT_SCALE_PG names another database)
+#                  pg-sql (hand-written SQL over the same PostgreSQL schema: pg's baseline,
+#                  as sqlite-sql is embedded's; reads, checks and variants)
 #                  (embedded-nocounts: embedded without the value_counts pass)
 #                  [embedded sqlite-sql]
 #   SCENARIOS      bulk_load and the read scenarios                    [all of them]
 #   EXTRA          write_mixed concurrency_sweep cold_vs_warm variants [the first three]
 #                  (variants: the `variants` family's checks and timed points, for the
-#                  backends that run them: embedded embedded-cache sqlite-sql)
+#                  backends that run them: embedded embedded-cache sqlite-sql pg pg-sql)
 #   GRAPH          1: the store has the graph phase (graph.edn, `mentat-scale load-graph`),
 #                  which the variants read; a separate store file, embedded-graph.db, so
 #                  the eight scenarios keep their dataset otherwise  [1 with variants, else 0]
@@ -86,7 +88,7 @@ fi
 BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
 for b in $BACKENDS; do
   case $b in
-    embedded | embedded-cache | embedded-nocounts | sqlite-sql | pg) ;;
+    embedded | embedded-cache | embedded-nocounts | sqlite-sql | pg | pg-sql) ;;
     sqlite-ext)
       # The SQLite extension, from the driver's build tree unless MENTAT_SQLITE_EXT is set.
       export MENTAT_SQLITE_EXT=${MENTAT_SQLITE_EXT:-$BUILD_DIR/libmentat_sqlite.so}
@@ -104,7 +106,7 @@ for b in $BACKENDS; do
         log "building mentat_duckdb_extension in $BUILD_DIR"
         cmake --build "$BUILD_DIR" --target mentat_duckdb_extension -j1 || exit 2
       fi ;;
-    *) log "unknown backend '$b' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg)"; exit 2 ;;
+    *) log "unknown backend '$b' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg, pg-sql)"; exit 2 ;;
   esac
 done
 READS=()
@@ -127,7 +129,7 @@ mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
 # pg: a private cluster for this run (stopped at exit) unless MENTAT_SCALE_PG names a
 # database; each scale's store is migrated into a schema of it below.
 PG_BASE=${MENTAT_SCALE_PG:-}
-if has "$BACKENDS" pg && [[ -z $PG_BASE ]]; then
+if { has "$BACKENDS" pg || has "$BACKENDS" pg-sql; } && [[ -z $PG_BASE ]]; then
   PG_CLUSTER=$OUT/pg-cluster
   # The server's socket lives in the cluster's directory, and a unix socket's path is at
   # most 107 bytes: a deep OUT gets its cluster in /tmp, linked from OUT.
@@ -231,7 +233,7 @@ EOF
     log "load-graph $scale"
     drive load-graph --data "$D" --store "$STORE" || continue
   fi
-  if has "$RUN_BACKENDS" pg; then
+  if has "$RUN_BACKENDS" pg || has "$RUN_BACKENDS" pg-sql; then
     # The same store (its ids, so the context files hold) in PostgreSQL.
     PG_SCHEMA=scale_$scale$( ((GRAPH)) && echo _graph)
     log "migrate $scale into PostgreSQL (schema $PG_SCHEMA)"
@@ -265,7 +267,7 @@ EOF
     # then the timed points. The extension backends do not run variants (yet).
     VB=
     for b in $RUN_BACKENDS; do
-      if has "embedded embedded-cache sqlite-sql pg" "$b"; then VB+="${VB:+ }$b";
+      if has "embedded embedded-cache sqlite-sql pg pg-sql" "$b"; then VB+="${VB:+ }$b";
       else log "variants: $b does not run them, left out"; fi
     done
     for b in $VB; do
@@ -293,7 +295,7 @@ EOF
   if has "$EXTRA" cold_vs_warm; then
     for rep in $(seq 1 "$REPS"); do
       for b in $RUN_BACKENDS; do
-        [[ $b == pg ]] && { log "cold_vs_warm: pg is not run (the cache is the server's)"; continue; }
+        [[ $b == pg || $b == pg-sql ]] && { log "cold_vs_warm: $b is not run (the cache is the server's)"; continue; }
         log "cold_vs_warm: $b $scale rep $rep"
         drive coldwarm --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
           --drop "$COLD_DROP"
@@ -305,7 +307,7 @@ EOF
     WM=$D/write_mixed.db
     for rep in $(seq 1 "$REPS"); do
       for b in $RUN_BACKENDS; do
-        [[ $b == pg ]] && { log "write_mixed: pg is not run yet (it writes to a copy of the file)"; continue; }
+        [[ $b == pg || $b == pg-sql ]] && { log "write_mixed: $b is not run yet (it writes to a copy of the file)"; continue; }
         log "write_mixed: $b $scale rep $rep ($MIXED_S s, $MIXED_READERS readers)"
         rm -f "$WM" "$WM-wal" "$WM-shm"
         sqlite3 "$STORE" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&

@@ -157,6 +157,9 @@ Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cac
                                               bool no_counts = false,
                                               const std::string& label = "");
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
+// Hand-written SQL over the PostgreSQL schema `conninfo` names (libpq's string plus
+// mentat's `schema=NAME`).
+Result<std::unique_ptr<Backend>> OpenPgSql(const std::string& conninfo);
 Result<std::unique_ptr<Backend>> OpenSqliteExt(const std::string& store);
 Result<std::unique_ptr<Backend>> OpenDuckdb(const std::string& store);  // kUnsupported if not built
 

@@ -108,7 +108,7 @@ Result<Context> LoadContext(const std::string& data_dir, const std::string& stor
 
 std::vector<std::string> BackendNames() {
   return {"embedded", "embedded-cache", "embedded-nocounts", "sqlite-sql", "sqlite-ext", "duckdb",
-          "pg"};
+          "pg",       "pg-sql"};
 }
 
 std::string BackendAvailability(const std::string& name) {
@@ -116,14 +116,14 @@ std::string BackendAvailability(const std::string& name) {
       name == "sqlite-sql" || name == "sqlite-ext")
     return "";
   if (name == "duckdb") return DuckdbAvailability();
-  if (name == "pg") {
+  if (name == "pg" || name == "pg-sql") {
     const char* pg = std::getenv("MENTAT_SCALE_PG");
     return pg && *pg ? ""
                      : "MENTAT_SCALE_PG is not set (run.sh sets it: it starts a PostgreSQL cluster "
                        "and migrates the store into it)";
   }
   return "unknown backend (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, "
-         "duckdb, pg)";
+         "duckdb, pg, pg-sql)";
 }
 
 Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store) {
@@ -141,9 +141,16 @@ Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std:
       return Status::Unsupported("pg: " + BackendAvailability("pg"));
     return OpenEmbedded(std::getenv("MENTAT_SCALE_PG"), false, false, "pg");
   }
+  // Hand-written SQL over the same PostgreSQL schema (backend_pg_sql.cc).
+  if (name == "pg-sql") {
+    if (!BackendAvailability("pg-sql").empty())
+      return Status::Unsupported("pg-sql: " + BackendAvailability("pg-sql"));
+    return OpenPgSql(std::getenv("MENTAT_SCALE_PG"));
+  }
   return Status::InvalidArgument(
       "unknown backend '" + name +
-      "' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg)");
+      "' (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, duckdb, pg, "
+      "pg-sql)");
 }
 
 ScenarioCall ExplainCall(const std::string& scenario, const Context& ctx) {

@@ -733,9 +733,9 @@ const Variant* FindVariant(std::string_view name) {
 
 Result<std::string> VariantSql(
     const Variant& v, const Context& ctx,
-    const std::function<std::optional<int64_t>(const std::string&)>& attr) {
+    const std::function<std::optional<int64_t>(const std::string&)>& attr, const std::string* sql) {
   std::string out;
-  const std::string& s = v.sql;
+  const std::string& s = sql ? *sql : v.sql;
   for (size_t i = 0; i < s.size();) {
     if (s[i] != '{') {
       out += s[i++];

@@ -59,10 +59,16 @@ const std::vector<Variant>& Variants();
 const Variant* FindVariant(std::string_view name);
 inline constexpr std::string_view kVariantPrefix = "variant/";
 
-// The SQL of `v` with its tokens replaced: `attr` maps "ns/name" to an attribute id.
+// The SQL of `v` (or `sql`, another text of it) with its tokens replaced: `attr` maps
+// "ns/name" to an attribute id.
 Result<std::string> VariantSql(
     const Variant& v, const Context& ctx,
-    const std::function<std::optional<int64_t>(const std::string&)>& attr);
+    const std::function<std::optional<int64_t>(const std::string&)>& attr,
+    const std::string* sql = nullptr);
+
+// The hand-written PostgreSQL text of the variant named `name` (variants_pg.cc: the same
+// answer over doc/format.md's PostgreSQL tables, $1..$n for the inputs), or null.
+const std::string* PgVariantSql(std::string_view name);
 
 // A row's canonical text for comparing answers as sets of rows: values printed as EDN,
 // doubles to 9 significant digits (avg computed two ways may differ in its last bits).

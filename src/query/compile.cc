@@ -643,10 +643,36 @@ bool CteEligible(const Compiled& out, const Stratum& st) {
 
 namespace {
 
+// The recursive SELECTs `recursive` (a UNION of SELECTs, each reading the recursive table
+// once as `mentat_rec AS t<n>`) as one SELECT that reads it once, for an engine whose
+// recursive term may (Dialect::SingleRecursiveReference): each row of the table, as
+// `mentat_self`, feeds every SELECT through LATERAL, in which the table's alias becomes
+// that one row. Semi-naive still: each SELECT reads one relation of the stratum, so
+// joining it with the last step's rows finds every new row.
+std::string OneRecursiveTerm(const std::string& recursive, int width) {
+  std::string row = "(SELECT mentat_self.k AS k";
+  for (int j = 0; j < width; ++j)
+    row += ", mentat_self.c" + std::to_string(j) + " AS c" + std::to_string(j);
+  row += ")";
+  std::string arms;
+  const std::string table = "mentat_rec AS t";
+  for (size_t at = 0;;) {
+    size_t hit = recursive.find(table, at);
+    arms += recursive.substr(at, hit == std::string::npos ? std::string::npos : hit - at);
+    if (hit == std::string::npos) break;
+    arms += row + " AS t";
+    at = hit + table.size();
+  }
+  return "SELECT mentat_step.* FROM mentat_rec AS mentat_self CROSS JOIN LATERAL (" + arms +
+         ") AS mentat_step";
+}
+
 // Assembles a stratum's WITH RECURSIVE statement from its units' SQL (compile.cc above):
 // the SELECTs that read no relation of the stratum and the seeds first, then the others.
 void BuildCteImpl(Compiled* out, Stratum* st, int width) {
+  const Dialect& dialect = *out->main.dialect;
   std::string initial, recursive;
+  int recursive_reads = 0;
   int offset = 0;
   st->unit_offsets.clear();
   st->seeds.clear();
@@ -656,6 +682,8 @@ void BuildCteImpl(Compiled* out, Stratum* st, int width) {
     std::string sql = ShiftParams(cu.sql, offset);
     offset += static_cast<int>(cu.unit.params.size());
     bool rec = sql.find("mentat_rec AS t") != std::string::npos;
+    for (size_t at = 0; (at = sql.find("mentat_rec AS t", at)) != std::string::npos; ++at)
+      ++recursive_reads;
     std::string& dst = rec ? recursive : initial;
     dst += (dst.empty() ? "" : " UNION ") + sql;
   }
@@ -665,13 +693,16 @@ void BuildCteImpl(Compiled* out, Stratum* st, int width) {
     st->seeds.push_back({r, offset + 1});
     std::string sel = "SELECT " + IntLit(r);
     for (int j = 0; j < width; ++j)
-      sel += j < rr.arity ? ", ?" + std::to_string(offset + 1 + j) : std::string(", NULL");
-    sel += " WHERE ?" + std::to_string(offset + 1 + rr.arity);
+      sel += ", " + (j < rr.arity ? dialect.UnionColumn("?" + std::to_string(offset + 1 + j))
+                                  : dialect.UnionNull());
+    sel += " WHERE ?" + std::to_string(offset + 1 + rr.arity) + " = 1";
     offset += rr.arity + 1;
     initial += (initial.empty() ? "" : " UNION ") + sel;
   }
   std::string cols = "k";
   for (int j = 0; j < width; ++j) cols += ", c" + std::to_string(j);
+  if (recursive_reads > 1 && dialect.SingleRecursiveReference())
+    recursive = OneRecursiveTerm(recursive, width);
   st->cte_sql = "WITH RECURSIVE mentat_rec(" + cols + ") AS (" + initial +
                 (recursive.empty() ? "" : " UNION " + recursive) + ") SELECT " + cols +
                 " FROM mentat_rec";
@@ -765,7 +796,8 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
       for (const auto& [name, e] : cu.unit.blocks[0].outputs)
         spec.columns.push_back(cte[stratum] ? cu.unit.dialect->NoAffinity(e) : e);
       if (cte[stratum])
-        while (static_cast<int>(spec.columns.size()) < width + 1) spec.columns.push_back("NULL");
+        while (static_cast<int>(spec.columns.size()) < width + 1)
+          spec.columns.push_back(cu.unit.dialect->UnionNull());
       spec.distinct = true;
       cu.sql = EmitSelect(cu.unit, 0, spec, true);
       cu.unit.MarkUsed(cu.sql);

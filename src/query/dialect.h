@@ -29,6 +29,8 @@ class Dialect {
   virtual Expr NoAffinity(const Expr& x) const = 0;
   // A column of a UNION of arms that may read it from columns of different types.
   virtual std::string UnionColumn(const std::string& x) const { return x; }
+  // NULL as such a column (typed where the engine types a UNION's columns by its arms).
+  virtual std::string UnionNull() const { return "NULL"; }
   // The join operator that keeps its operands in the written order (the planner's order).
   virtual const char* PinnedJoin() const = 0;
   // An index hint after a table reference's alias; "" for an engine without hints.
@@ -45,6 +47,11 @@ class Dialect {
   // Whether NamedOrder is an expression over `x` (so `x` must be a column's name, not its
   // position, and min/max cannot take it: they would return the sort key).
   virtual bool NamedOrderIsExpression() const { return false; }
+  // Whether a WITH RECURSIVE statement's recursive term may read the recursive table only
+  // once (PostgreSQL: one recursive term, one reference to it, not in a subquery), so that
+  // several recursive SELECTs must become one (compile.cc BuildCte); SQLite 3.34 takes
+  // several.
+  virtual bool SingleRecursiveReference() const { return false; }
   // min or max (`fn`) of keywords or symbols `x` in that order.
   virtual std::string NamedAggregate(const std::string& fn, const std::string& x) const {
     return fn + "(" + NamedOrder(x) + ")";

@@ -29,6 +29,7 @@ class Pg : public Dialect {
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
   Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
   std::string UnionColumn(const std::string& x) const override { return "mentat_json(" + x + ")"; }
+  std::string UnionNull() const override { return "CAST(NULL AS jsonb)"; }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
   std::string RelationTable(const std::string& param) const override {
@@ -45,6 +46,7 @@ class Pg : public Dialect {
     return "(mentat_named_key(" + x + ") COLLATE \"C\")";
   }
   bool NamedOrderIsExpression() const override { return true; }
+  bool SingleRecursiveReference() const override { return true; }
   std::string NamedAggregate(const std::string& fn, const std::string& x) const override {
     return "mentat_named_" + fn + "(" + x + ")";
   }

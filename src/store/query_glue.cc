@@ -169,10 +169,6 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   ctx->analyze = o.analyze;
   MENTAT_RETURN_IF_ERROR(query::CheckPassNames(o.disabled_passes));
   ctx->disabled_passes = o.disabled_passes;
-  // PostgreSQL's WITH RECURSIVE takes one recursive term that reads the relation once; a
-  // stratum of several rules (or a rule reading itself twice) is not one: on PostgreSQL
-  // recursive rules run in the engine's own semi-naive loop (doc/postgres.md "Queries").
-  if (ctx->conn->is_pg()) ctx->disabled_passes.push_back("recursive_cte");
   std::sort(ctx->disabled_passes.begin(), ctx->disabled_passes.end());
   ctx->disabled_passes.erase(std::unique(ctx->disabled_passes.begin(), ctx->disabled_passes.end()),
                              ctx->disabled_passes.end());
