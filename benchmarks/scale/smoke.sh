@@ -88,20 +88,24 @@ for b in embedded sqlite-sql; do
 done
 grep -q '^## Variants' "$WORK/variants/summary.md" || fail "summary.md has no variants table"
 # pg, mentat on PostgreSQL (run.sh starts a private cluster under OUT and migrates the
-# store into it): the checks before writes, two read scenarios and the same variants,
-# checked against sqlite-sql's answers and meta.json.
+# store into it), and pg-sql, the hand-written SQL on the same schema: the checks before
+# writes, two read scenarios and the same variants, checked against sqlite-sql's answers
+# and meta.json.
 PG_VARIANTS=$SMOKE_VARIANTS
 DATA_ROOT=$DATA_ROOT OUT=$WORK/pg SCENARIOS="point_lookup ref_traversal" EXTRA=variants \
-  VARIANTS="$PG_VARIANTS" BACKENDS=pg MIN_S=0.01 MIN_N=3 MAX_S=0.5 PROBE_S=5 \
+  VARIANTS="$PG_VARIANTS" BACKENDS="pg pg-sql" MIN_S=0.01 MIN_N=3 MAX_S=0.5 PROBE_S=5 \
   VARIANT_TIMEOUT_S=20 PG_PORT=55433 bash "$HERE/run.sh" 2>/dev/null
 rc=$?
 ((rc == 0)) || fail "the pg run exited $rc (see $WORK/pg/checks.txt)"
 grep -q ': FAIL\|: SKIP' "$WORK/pg/checks.txt" && fail "a pg check did not pass"
-((($(grep -c '^check pg xs before .*: PASS' "$WORK/pg/checks.txt")) == 18)) ||
-  fail "pg did not pass the 18 checks before writes"
 npv=$(wc -w <<<"$PG_VARIANTS")
-((($(grep -c '^check pg xs variants variant/' "$WORK/pg/checks.txt")) >= npv)) ||
-  fail "fewer pg variant checks than variants"
+for b in pg pg-sql; do
+  ((($(grep -c "^check $b xs before .*: PASS" "$WORK/pg/checks.txt")) == 18)) ||
+    fail "$b did not pass the 18 checks before writes"
+  ((($(grep -c "^check $b xs variants variant/" "$WORK/pg/checks.txt")) >= npv)) ||
+    fail "fewer $b variant checks than variants"
+done
+grep -q '| pg / pg-sql xs |' "$WORK/pg/summary.md" || fail "summary.md has no pg / pg-sql ratios"
 [[ -s $WORK/pg/pg-migrate-xs.txt ]] || fail "no record of the migration into PostgreSQL"
 # A wrong truth is a FAIL and exit 1: meta.json says the probe issue blocks one more issue.
 mkdir -p "$WORK/badv" && cp -r "$D" "$WORK/badv/" || exit 2

@@ -33,12 +33,17 @@ class Pg : public Dialect {
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
   std::string RelationTable(const std::string& param) const override {
-    // The relation's rows as a JSON array of arrays (Execution binds it as text).
+    // The relation's rows as a JSON array of arrays (Execution binds it as text). The
+    // LIMIT of its length cuts no row; it tells the planner how many there are (a custom
+    // plan folds it from the parameter's value), which it would otherwise take for 100
+    // (jsonb_array_elements' estimate): a relation of one row joined with a whole
+    // attribute's datoms then hashes them all instead of probing the index once.
+    const std::string json = "CAST(CAST(" + param + " AS text) AS jsonb)";
     std::string cols;
     for (int i = 0; i < kMaxRelArity; ++i)
       cols += (i ? ", r -> " : "r -> ") + std::to_string(i) + " AS c" + std::to_string(i);
-    return "(SELECT " + cols + " FROM jsonb_array_elements(CAST(CAST(" + param +
-           " AS text) AS jsonb)) AS r)";
+    return "(SELECT " + cols + " FROM jsonb_array_elements(" + json +
+           ") AS r LIMIT jsonb_array_length(" + json + "))";
   }
   // mentat_named_key (storage/format_pg.cc): the namespace, a separator below every
   // character, then the name.

@@ -264,6 +264,11 @@ Result<MigrateReport> migrate(const std::string& src, const std::string& dst,
                              " have attributes the source does not; nothing was committed");
     if (table == std::string("datoms")) report.attributes = static_cast<int64_t>(a.size());
   }
+  // A PostgreSQL store's planner statistics, for the tables just filled (autovacuum would
+  // get to them only after its next nap, and until then PostgreSQL plans as for empty
+  // tables): ANALYZE runs inside the transaction, so they come with its commit.
+  if (d->is_pg())
+    MENTAT_RETURN_IF_ERROR(d->Exec("ANALYZE datoms, history, fulltext_docs, attr_values"));
   MENTAT_RETURN_IF_ERROR(write.Commit());
   MENTAT_RETURN_IF_ERROR(read.Commit());
   return report;
