@@ -332,6 +332,7 @@ std::string PgPlaceholders(std::string_view sql, std::vector<int>* occurrences) 
 
 Statement::~Statement() {
   if (result_) PQclear(result_);
+  conn_->Drain();
   // Best effort: in a failed transaction the server refuses it, and the names go with the
   // session.
   auto drop = [this](const std::string& name) {
@@ -370,6 +371,7 @@ void Statement::BindBlob(int i, std::string_view v) { Bind(i, Kind::kBlob, std::
 void Statement::BindNull(int i) { Bind(i, Kind::kNull, std::string()); }
 
 Status Statement::Describe() {
+  conn_->Drain();
   PGconn* c = conn_->conn_;
   std::string name = "m" + std::to_string(conn_->next_name_++);
   // Inside a transaction a failed prepare would abort it: the first try runs in a
@@ -411,6 +413,7 @@ Status Statement::Describe() {
 }
 
 Status Statement::Execute() {
+  conn_->Drain();
   if (!described_) MENTAT_RETURN_IF_ERROR(Describe());
   // The server's parameters: one per occurrence of a SQLite parameter (each typed by its
   // own context), or the bound ones in order for SQL written with $N.
@@ -463,8 +466,16 @@ Status Statement::Execute() {
     name = &it->second;
   }
   if (result_) PQclear(result_);
-  result_ = PQexecPrepared(c, name->c_str(), static_cast<int>(n), values.data(), lengths.data(),
-                           formats.data(), /*resultFormat=*/1);
+  result_ = nullptr;
+  ++conn_->executions_;
+  if (Statement* probe = std::exchange(conn_->envelope_, nullptr); probe && probe != this) {
+    MENTAT_ASSIGN_OR_RETURN(result_,
+                            conn_->RunEnveloped(probe, *name, static_cast<int>(n), values.data(),
+                                                lengths.data(), formats.data()));
+  } else {
+    result_ = PQexecPrepared(c, name->c_str(), static_cast<int>(n), values.data(), lengths.data(),
+                             formats.data(), /*resultFormat=*/1);
+  }
   ExecStatusType s = PQresultStatus(result_);
   if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
     Status st = conn_->Error("execute", result_);
@@ -700,6 +711,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
 }
 
 Status Connection::Exec(std::string_view sql) {
+  Drain();
   PGresult* r = PQexec(conn_, std::string(sql).c_str());
   ExecStatusType s = PQresultStatus(r);
   Status st = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? Status::OK() : Error("exec", r);
@@ -736,6 +748,7 @@ Status Connection::ClearCache() {
 }
 
 Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view data) {
+  Drain();
   PGresult* r = PQexec(conn_, copy_sql.c_str());
   if (PQresultStatus(r) != PGRES_COPY_IN) {
     Status st = Error("copy", r);
@@ -775,7 +788,89 @@ void Connection::Cancel() {
   PQcancel(cancel_, err, sizeof err);
 }
 
+Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string& name, int n,
+                                            const char* const* values, const int* lengths,
+                                            const int* formats) {
+  if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
+  if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  envelope_sent_ = true;
+  bool sent =
+      PQsendQueryParams(conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, nullptr, nullptr,
+                        nullptr, nullptr, 0) &&
+      PQsendQueryPrepared(conn_, probe->untyped_.c_str(), 0, nullptr, nullptr, nullptr, 1) &&
+      PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths, formats, 1) &&
+      (!envelope_commit_ ||
+       PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
+      PQpipelineSync(conn_);
+  // Every result up to the sync, whatever happened (an error aborts the rest of the
+  // pipeline: those come as PGRES_PIPELINE_ABORTED), so the connection leaves pipeline
+  // mode clean: the statements' results, each followed by a null, then the sync's.
+  pg_result* results[4] = {nullptr, nullptr, nullptr, nullptr};
+  const int statements = envelope_commit_ ? 4 : 3;
+  for (int i = 0; sent && i < statements; ++i) {
+    results[i] = PQgetResult(conn_);
+    if (!results[i]) {
+      sent = false;
+      break;
+    }
+    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+  }
+  pg_result* sync = sent ? PQgetResult(conn_) : nullptr;
+  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  if (sync) PQclear(sync);
+  Status st;
+  if (!sent || !synced) st = Error("pipeline", nullptr);
+  if (!PQexitPipelineMode(conn_) && st.ok()) st = Error("pipeline", nullptr);
+  // A failed statement leaves the transaction aborted: it ends here (else it stays open
+  // for the statements after).
+  if (PQtransactionStatus(conn_) == PQTRANS_INERROR ||
+      (!st.ok() && PQtransactionStatus(conn_) == PQTRANS_INTRANS))
+    (void)Exec("ROLLBACK");
+  auto ok = [](pg_result* r) {
+    return r && (PQresultStatus(r) == PGRES_TUPLES_OK || PQresultStatus(r) == PGRES_COMMAND_OK);
+  };
+  // The probe's rows, as its own execution would leave them (it ran before the statement,
+  // so they stand whatever the statement did).
+  if (st.ok() && ok(results[0]) && ok(results[1])) {
+    if (probe->result_) PQclear(probe->result_);
+    probe->result_ = std::exchange(results[1], nullptr);
+    probe->rows_ = PQntuples(probe->result_);
+    probe->row_ = -1;
+    probe->executed_ = true;
+  }
+  // The first failure is the answer: BEGIN's or the probe's as an error, the statement's
+  // own as its result (Execute reports it).
+  pg_result* out = nullptr;
+  if (st.ok()) {
+    for (int i = 0; i < 2 && st.ok(); ++i)
+      if (results[i] && !ok(results[i])) st = Error("execute", results[i]);
+    if (st.ok() && results[2] && PQresultStatus(results[2]) != PGRES_PIPELINE_ABORTED)
+      out = std::exchange(results[2], nullptr);
+    else if (st.ok())
+      st = Error("pipeline", nullptr);
+  }
+  for (pg_result* x : results)
+    if (x) PQclear(x);
+  if (!st.ok()) return st;
+  return out;
+}
+
+void Connection::CommitAsync() {
+  Drain();
+  if (PQsendQuery(conn_, "COMMIT")) commit_pending_ = true;
+}
+
+void Connection::Drain() const {
+  if (!std::exchange(commit_pending_, false)) return;
+  while (PGresult* r = PQgetResult(conn_)) PQclear(r);
+  // A COMMIT that did not end the transaction (cancelled by an interrupt meant for the
+  // statement after it): rolled back, so the next command starts outside one.
+  const PGTransactionStatusType t = PQtransactionStatus(conn_);
+  if (t == PQTRANS_INERROR || t == PQTRANS_INTRANS) PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
 bool Connection::InTransaction() const {
+  Drain();
   PGTransactionStatusType t = PQtransactionStatus(conn_);
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mentat/status.h"
@@ -160,10 +161,40 @@ class Connection {
   // True inside a transaction block (after BEGIN, before COMMIT or ROLLBACK).
   bool InTransaction() const;
 
+  // An optimistic read in one round trip (StoreImpl::Read): the next statement this
+  // connection executes goes out in one pipeline after
+  //   BEGIN ISOLATION LEVEL REPEATABLE READ; `probe`
+  // so `probe` (a statement without parameters: the store's schema generation) and the
+  // statement read one snapshot; with `commit`, COMMIT follows in the same pipeline (work
+  // of one statement), else the transaction stays open for the statements after
+  // (CommitAsync or ROLLBACK ends it). If the statement fails, the transaction is rolled
+  // back. `probe`'s rows are then read from it as after its own execution.
+  // REQUIRES: outside a transaction; `probe` outlives the next execution.
+  void ArmEnvelope(Statement* probe, bool commit) {
+    envelope_ = probe;
+    envelope_commit_ = commit;
+  }
+  // Clears the envelope; true when a statement went out in it since ArmEnvelope.
+  bool DisarmEnvelope() {
+    envelope_ = nullptr;
+    return std::exchange(envelope_sent_, false);
+  }
+  // Sends COMMIT without waiting for its answer, which the connection reads before its
+  // next command: for a read-only transaction, whose COMMIT has nothing to report to the
+  // reader, this saves the round trip.
+  void CommitAsync();
+  // Statements executed on this connection so far (each Execute counts one).
+  uint64_t executions() const { return executions_; }
+
  private:
   friend class Statement;
   explicit Connection(pg_conn* c);
   std::unique_ptr<Statement> NewStatement(const std::string& sql);
+  // Runs prepared statement `name` in the armed envelope (ArmEnvelope); its result, or an
+  // error. Leaves the connection outside any transaction and out of pipeline mode.
+  Result<pg_result*> RunEnveloped(Statement* probe, const std::string& name, int n,
+                                  const char* const* values, const int* lengths,
+                                  const int* formats);
   Status Error(std::string_view what, pg_result* r) const;
 
   pg_conn* conn_;
@@ -171,7 +202,14 @@ class Connection {
   pg_cancel* cancel_ = nullptr;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   uint64_t next_name_ = 0;
+  // Reads the answer of a CommitAsync still on its way; every command starts with it.
+  void Drain() const;
   bool closing_ = false;  // in the destructor: statements need not deallocate
+  mutable bool commit_pending_ = false;
+  Statement* envelope_ = nullptr;
+  bool envelope_commit_ = false;
+  bool envelope_sent_ = false;
+  uint64_t executions_ = 0;
 };
 
 // SQL written for SQLite's placeholders, for PostgreSQL's: `?N` becomes `$N` and a bare `?`

@@ -198,6 +198,67 @@ TEST_F(PgConnection, AJsonbParameterTakesEveryKindAndReadsBackItsStorageClass) {
   EXPECT_EQ((*eq)->ColumnInt(0), 5);
 }
 
+// A statement run in an envelope (one pipeline: BEGIN, the probe, the statement): both
+// read one snapshot, the probe's rows are there afterwards, the transaction stays open until
+// CommitAsync (whose answer the next command reads), and a statement that fails leaves the
+// connection outside any transaction and usable.
+TEST_F(PgConnection, AnEnvelopedStatementRunsWithItsProbeInOneTransaction) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  ASSERT_TRUE(c_->Exec("INSERT INTO t SELECT generate_series(1, 10)").ok());
+  auto probe = c_->Cached("SELECT txid_current_if_assigned() IS NULL, pg_current_xact_id()");
+  ASSERT_TRUE(probe.ok()) << probe.status().ToString();
+  auto st = c_->Cached("SELECT count(*), pg_current_xact_id() FROM t WHERE i <= ?1");
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  const uint64_t before = c_->executions();
+  c_->ArmEnvelope(&**probe, /*commit=*/false);
+  (*st)->BindInt(1, 4);
+  auto row = (*st)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*st)->ColumnInt(0), 4);
+  EXPECT_TRUE(c_->DisarmEnvelope());
+  EXPECT_EQ(c_->executions(), before + 1);
+  EXPECT_TRUE(c_->InTransaction());
+  // The probe's rows without another execution: the same transaction as the statement's.
+  auto prow = (*probe)->Step();
+  ASSERT_TRUE(prow.ok() && *prow) << prow.status().ToString();
+  EXPECT_EQ((*probe)->ColumnText(1), (*st)->ColumnText(1));
+  EXPECT_EQ(c_->executions(), before + 1);
+  (*st)->Reset();
+  (*probe)->Reset();
+  c_->CommitAsync();
+  EXPECT_FALSE(c_->InTransaction());
+  // With its COMMIT in the pipeline: nothing left open, the probe's rows still there.
+  c_->ArmEnvelope(&**probe, /*commit=*/true);
+  (*st)->BindInt(1, 7);
+  row = (*st)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*st)->ColumnInt(0), 7);
+  EXPECT_TRUE(c_->DisarmEnvelope());
+  EXPECT_FALSE(c_->InTransaction());
+  prow = (*probe)->Step();
+  ASSERT_TRUE(prow.ok() && *prow) << prow.status().ToString();
+  EXPECT_EQ((*probe)->ColumnText(1), (*st)->ColumnText(1));
+  (*st)->Reset();
+  (*probe)->Reset();
+  // Not armed: the next statement runs on its own.
+  EXPECT_FALSE(c_->DisarmEnvelope());
+  // A statement that fails in the envelope: its error, no transaction left open.
+  auto bad = c_->Cached("SELECT 1 / (i - 3) FROM t");
+  ASSERT_TRUE(bad.ok());
+  c_->ArmEnvelope(&**probe, /*commit=*/true);
+  auto brow = (*bad)->Step();
+  while (brow.ok() && *brow) brow = (*bad)->Step();
+  ASSERT_FALSE(brow.ok());
+  EXPECT_NE(brow.status().message().find("division by zero"), std::string::npos)
+      << brow.status().ToString();
+  EXPECT_TRUE(c_->DisarmEnvelope());
+  EXPECT_FALSE(c_->InTransaction());
+  (*bad)->Reset();
+  auto n = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 10);
+}
+
 TEST_F(PgConnection, NumericResultsReadAsIntegersOrDoubles) {
   auto st = c_->Cached(
       "SELECT sum(x), avg(x), 12345678901234567::numeric, -0.5::numeric FROM "

@@ -220,6 +220,11 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
                 parsed.find_kind == query::ParsedQuery::FindKind::kTuple;
   auto kind = !pulls || (single && !aggregates) ? StoreImpl::ReadKind::kAutocommit
                                                 : StoreImpl::ReadKind::kTransaction;
+  // On PostgreSQL no statement stays active through the pulls, and rules run a statement
+  // per stratum: work of several statements, read in one transaction (StoreImpl::Read).
+  bool rules = false;
+  for (const auto& in : parsed.in) rules |= in.kind == query::InSpec::Kind::kRules;
+  if (impl->is_pg() && (pulls || rules)) kind = StoreImpl::ReadKind::kTransaction;
   auto result = impl->Read(
       [&](StoreImpl::Conn* c) -> Result<QueryResult> {
         query::ExecContext ctx;

@@ -8,6 +8,9 @@
 #include <utility>
 
 #include "schema/bootstrap.h"
+#ifdef MENTAT_WITH_PG
+#include "pg/connection.h"
+#endif
 #include "store/listeners.h"
 #include "store/tx_functions.h"
 #include "tx/tx.h"
@@ -483,13 +486,70 @@ Status StoreImpl::Sync(Conn* c) {
   return synced();
 }
 
+StoreImpl::PgReadEnvelope::PgReadEnvelope(Conn* c, bool one_statement)
+    : c_(c), one_statement_(one_statement) {
+#ifdef MENTAT_WITH_PG
+  pg::Connection* pc = c->db->pg();
+  if (!pc || pc->InTransaction()) return;
+  auto probe = pc->Cached(kPgSchemaProbe);
+  if (!probe.ok()) return;
+  before_ = pc->executions();
+  pc->ArmEnvelope(&**probe, one_statement);
+  armed_ = true;
+#endif
+}
+
+StoreImpl::PgReadEnvelope::~PgReadEnvelope() {
+#ifdef MENTAT_WITH_PG
+  // Work that never asked Stands: its transaction, if the envelope opened one, ends here.
+  pg::Connection* pc = c_->db->pg();
+  if (armed_ && pc->DisarmEnvelope() && pc->InTransaction()) (void)pc->Exec("ROLLBACK");
+#endif
+}
+
+bool StoreImpl::PgReadEnvelope::Stands() {
+#ifdef MENTAT_WITH_PG
+  if (!armed_) return false;
+  armed_ = false;
+  pg::Connection* pc = c_->db->pg();
+  if (!pc->DisarmEnvelope()) return false;
+  // One statement expected, more ran: those after the first read snapshots of their own
+  // (the planner's statistics, loaded before a query after writes, are such statements).
+  if (one_statement_ && pc->executions() != before_ + 1) return false;
+  // The probe's rows, as the envelope left them (its cached statement was not reset since;
+  // a probe without them would run again, on a snapshot of its own: not current then).
+  const uint64_t executed = pc->executions();
+  bool current = false;
+  if (auto probe = pc->Cached(kPgSchemaProbe); probe.ok()) {
+    int64_t format = 0, gen = -1;
+    for (;;) {
+      auto row = (*probe)->Step();
+      if (!row.ok() || !*row) break;
+      ((*probe)->ColumnText(0) == "format_version" ? format : gen) = (*probe)->ColumnInt(1);
+    }
+    current =
+        pc->executions() == executed && format == storage::kFormatVersion && gen == c_->schema_gen;
+  }
+  // The read's transaction (open unless its statement failed): a read-only COMMIT the
+  // reader need not wait for, or a ROLLBACK before the read runs again.
+  if (pc->InTransaction()) {
+    if (current) {
+      pc->CommitAsync();
+    } else {
+      (void)pc->Exec("ROLLBACK");
+    }
+  }
+  return current;
+#else
+  return false;
+#endif
+}
+
 Status StoreImpl::SyncPostgres(Conn* c) {
   // PostgreSQL has no data version to skip this by: every snapshot reads the format and
   // the schema generation (two index reads of meta), so a schema another process changed
   // is loaded before the read or write that follows.
-  MENTAT_ASSIGN_OR_RETURN(
-      auto st, c->db->Cached("SELECT key, value FROM meta WHERE key IN ('format_version', "
-                             "'schema_gen')"));
+  MENTAT_ASSIGN_OR_RETURN(auto st, c->db->Cached(kPgSchemaProbe));
   int64_t format = 0, gen = 0;
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, st->Step());

@@ -101,6 +101,33 @@ class StoreImpl {
   // schema generation). REQUIRES: inside a transaction on `c`.
   Status Sync(Conn* c);
   Status SyncPostgres(Conn* c);
+  // The statement SyncPostgres reads the format and the schema generation with.
+  static constexpr const char* kPgSchemaProbe =
+      "SELECT key, value FROM meta WHERE key IN ('format_version', 'schema_gen')";
+  // Read's one-round-trip path on PostgreSQL: armed on `c` (outside a transaction), the
+  // work's first statement goes out in one pipeline after BEGIN and kPgSchemaProbe
+  // (pg::Connection::ArmEnvelope), the rest runs in that transaction. Stands() after the
+  // work: whether the probe found `c`'s schema current; it then commits without waiting
+  // (pg::Connection::CommitAsync), else rolls back. Never armed in a build without
+  // PostgreSQL.
+  class PgReadEnvelope {
+   public:
+    // `one_statement`: the work is expected to run one statement, whose COMMIT then goes
+    // in the same pipeline (a second statement would read another snapshot: Stands() is
+    // false then); else the transaction stays open for the work's other statements.
+    PgReadEnvelope(Conn* c, bool one_statement);
+    ~PgReadEnvelope();
+    PgReadEnvelope(const PgReadEnvelope&) = delete;
+    PgReadEnvelope& operator=(const PgReadEnvelope&) = delete;
+    bool armed() const { return armed_; }
+    bool Stands();
+
+   private:
+    Conn* c_;
+    bool armed_ = false;
+    bool one_statement_ = false;
+    uint64_t before_ = 0;
+  };
 
   Result<TxReport> Transact(const edn::Value& data, bool speculative);
   // Store::vacuum.
@@ -149,6 +176,18 @@ class StoreImpl {
     }
     MENTAT_ASSIGN_OR_RETURN(Lease lease, Acquire());
     Conn* c = lease.get();
+    // PostgreSQL: the work's first statement goes out in one round trip with BEGIN and the
+    // schema generation, the rest in that transaction, and COMMIT without waiting
+    // (PgReadEnvelope); the result stands when the snapshot's schema is the connection's.
+    if (pg_ && c->schema && !c->db->InTransaction()) {
+      PgReadEnvelope envelope(c, kind == ReadKind::kAutocommit);
+      if (envelope.armed()) {
+        auto result = fn(c);
+        // An interrupted read is not run again (its interrupt would be lost).
+        if (envelope.Stands() || (!result.ok() && result.status().code() == Code::kInterrupted))
+          return result;
+      }
+    }
     const bool known = c->pager_version_known;
     if (known && kind == ReadKind::kAutocommit && !c->db->InTransaction()) {
       uint64_t steps = storage::ThreadSteps();
@@ -186,6 +225,7 @@ class StoreImpl {
   // interrupted through sqlite3_interrupt(). Any thread.
   void Interrupt();
   bool in_memory() const { return in_memory_; }
+  bool is_pg() const { return pg_; }
   ValueCounts& value_counts() { return value_counts_; }
   IndexAdvisor& advisor() { return advisor_; }
 
