@@ -137,10 +137,13 @@ bool HasAffinity(const std::string& col) {
 
 }  // namespace
 
-Expr EqCond(const Dialect& d, const Expr& a, const Expr& b) {
+Expr EqCond(const Dialect& d, const Expr& a, const Expr& b, VT ta, VT tb) {
   std::string ca = TokenColumn(a), cb = TokenColumn(b);
-  if (ca == "v" && HasAffinity(cb)) return d.EqValue(a, b);
-  if (cb == "v" && HasAffinity(ca)) return d.EqValue(b, a);
+  auto integers = [](VT t) { return t == VT::kRef || t == VT::kLong || t == VT::kInstant; };
+  if (ca == "v" && HasAffinity(cb))
+    return integers(ta) && cb != "text" ? d.EqIntegerValue(a, b) : d.EqValue(a, b);
+  if (cb == "v" && HasAffinity(ca))
+    return integers(tb) && ca != "text" ? d.EqIntegerValue(b, a) : d.EqValue(b, a);
   return Expr::Call(Fn::kEq, {a, b});
 }
 
@@ -417,7 +420,7 @@ Status Analyzer::BindOrConstrain(Scope* s, const std::string& var, VarBind b, in
     return ClauseError(Code::kSchema, form,
                        "type mismatch: " + var + " is a " + VTName(e.type) + " elsewhere but a " +
                            VTName(b.type) + " here");
-  if (b.sql != e.sql) AddWhere(s, EqCond(*unit_->dialect, b.sql, e.sql));
+  if (b.sql != e.sql) AddWhere(s, EqCond(*unit_->dialect, b.sql, e.sql, b.type, e.type));
   if (own != s->vars.end() && !IsStatic(e.type) && IsStatic(b.type)) {
     // A more precise type: decode with it (and keep the first producer's column).
     own->second.type = b.type;

@@ -58,8 +58,9 @@ inline int64_t TypeCode(ValueType t) { return -1 - static_cast<int64_t>(t); }
 Expr Col(int item, const std::string& col);
 Expr ExistsOf(int block);
 // "a = b", written so that an index on either side can serve it (Dialect::EqValue when
-// one side is the untyped value column and the other a typed column).
-Expr EqCond(const Dialect& d, const Expr& a, const Expr& b);
+// one side is the untyped value column and the other a typed column; EqIntegerValue when
+// that value column's binding is of a type stored as integers, `ta` for a, `tb` for b).
+Expr EqCond(const Dialect& d, const Expr& a, const Expr& b, VT ta = VT::kAny, VT tb = VT::kAny);
 Expr GeneratorOf(int block);
 // A SQL literal for an integer.
 std::string IntLit(int64_t i);

@@ -24,6 +24,10 @@ class Dialect {
   // written so that an index on either side can drive the lookup and the comparison stays
   // exact.
   virtual Expr EqValue(const Expr& v, const Expr& x) const = 0;
+  // The same where `v` holds only integers (its pattern's attribute is a ref, long or
+  // instant) and `x` is an integer column, which lets an engine whose value column is not
+  // an integer column (PostgreSQL's jsonb) convert it without the checks EqValue needs.
+  virtual Expr EqIntegerValue(const Expr& v, const Expr& x) const { return EqValue(v, x); }
   // `x` as an expression without column affinity (so comparing it with `v` may use v's
   // index).
   virtual Expr NoAffinity(const Expr& x) const = 0;

@@ -26,6 +26,13 @@ class Pg : public Dialect {
     // bigint, also states x = mentat_int(v) for an index on x.
     return "(" + v + " = " + x + ")";
   }
+  // Each side's index can drive it: `v = x` as jsonb (v's), `x = v` as bigint (x's). The
+  // cast of an integer jsonb to bigint is exact; EqValue's operator checks the value's
+  // kind and range first, for a `v` that may hold anything.
+  Expr EqIntegerValue(const Expr& v, const Expr& x) const override {
+    return "(" + v + " = CAST(CAST(" + x + " AS text) AS jsonb) AND " + x + " = CAST(" + v +
+           " AS bigint))";
+  }
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
   Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
   std::string UnionColumn(const std::string& x) const override { return "mentat_json(" + x + ")"; }

@@ -17,6 +17,12 @@ struct Arm {
   std::vector<int> blocks;                // blocks whose conditions apply
 };
 
+// A datoms or history column of ids (bigint on every engine): a UNION's column that is one
+// of these in every arm needs no common type (Dialect::UnionColumn).
+bool IdColumn(const std::string& col) {
+  return col == "e" || col == "a" || col == "tx" || col == "rtx";
+}
+
 struct Emitter {
   const Unit& unit;
   bool pin;  // CROSS JOIN
@@ -132,6 +138,34 @@ struct Emitter {
     return out;
   }
 
+  // The table column `e` is in an arm (through the arm's variants' column overrides), or
+  // "" when it is not one column.
+  std::string FinalColumn(const Expr& e, const std::map<int, int>& assign) const {
+    const Expr::Part* p = e.AsColumn();
+    if (!p) return "";
+    auto it = assign.find(p->id);
+    if (it != assign.end() && it->second >= 0) {
+      const Variant& v = VariantOf(p->id, it->second);
+      auto ov = v.cols.find(p->text);
+      if (ov != v.cols.end()) return FinalColumn(ov->second, assign);
+    }
+    return p->text;
+  }
+
+  // Per column of a UNION of `arms` (their assignments): whether it needs a common type,
+  // that is whether some arm reads it from other than an id column.
+  template <typename Columns>
+  std::vector<bool> NeedsUnionType(const Columns& columns,
+                                   const std::vector<std::map<int, int>>& assigns) const {
+    std::vector<bool> out;
+    for (const Expr& c : columns) {
+      bool ids = true;
+      for (const auto& assign : assigns) ids = ids && IdColumn(FinalColumn(c, assign));
+      out.push_back(assigns.size() > 1 && !ids);
+    }
+    return out;
+  }
+
   // FROM ... WHERE ... of one arm.
   std::string FromWhere(const Arm& arm, std::map<int, int>* assign) const {
     for (const auto& [id, k] : arm.from) (*assign)[id] = k;
@@ -179,19 +213,24 @@ struct Emitter {
   }
 
   std::string Generator(int block, const std::map<int, int>& outer) const {
+    const std::vector<Arm> arms = Arms(block);
+    std::vector<std::map<int, int>> assigns(arms.size(), outer);
+    std::vector<std::string> fws;
+    for (size_t k = 0; k < arms.size(); ++k) fws.push_back(FromWhere(arms[k], &assigns[k]));
+    std::vector<Expr> outputs;
+    for (const auto& [name, e] : unit.blocks[block].outputs) outputs.push_back(e);
+    const std::vector<bool> typed = NeedsUnionType(outputs, assigns);
     std::string sql;
-    for (const Arm& arm : Arms(block)) {
-      std::map<int, int> assign = outer;
-      std::string fw = FromWhere(arm, &assign);
+    for (size_t k = 0; k < arms.size(); ++k) {
       std::string cols;
-      const bool arms = Arms(block).size() > 1;
+      size_t i = 0;
       for (const auto& [name, e] : unit.blocks[block].outputs) {
-        std::string x = Resolve(e, assign);
-        cols +=
-            (cols.empty() ? "" : ", ") + (arms ? unit.dialect->UnionColumn(x) : x) + " AS " + name;
+        std::string x = Resolve(e, assigns[k]);
+        cols += (cols.empty() ? "" : ", ") + (typed[i++] ? unit.dialect->UnionColumn(x) : x) +
+                " AS " + name;
       }
       if (!sql.empty()) sql += " UNION ";
-      sql += "SELECT DISTINCT " + cols + fw;
+      sql += "SELECT DISTINCT " + cols + fws[k];
     }
     return sql;
   }
@@ -202,14 +241,18 @@ struct Emitter {
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin) {
   Emitter em{unit, pin};
   std::vector<Arm> arms = em.Arms(block);
+  std::vector<std::map<int, int>> assigns(arms.size());
+  std::vector<std::string> fws;
+  for (size_t k = 0; k < arms.size(); ++k) fws.push_back(em.FromWhere(arms[k], &assigns[k]));
+  const std::vector<bool> typed = em.NeedsUnionType(spec.columns, assigns);
   std::string sql;
-  for (const Arm& arm : arms) {
-    std::map<int, int> assign;
-    std::string fw = em.FromWhere(arm, &assign);
+  for (size_t k = 0; k < arms.size(); ++k) {
+    const std::map<int, int>& assign = assigns[k];
+    const std::string& fw = fws[k];
     std::string cols;
     for (size_t i = 0; i < spec.columns.size(); ++i) {
       std::string x = em.Resolve(spec.columns[i], assign);
-      cols += (i ? ", " : "") + (arms.size() > 1 ? unit.dialect->UnionColumn(x) : x) + " AS c" +
+      cols += (i ? ", " : "") + (typed[i] ? unit.dialect->UnionColumn(x) : x) + " AS c" +
               std::to_string(i);
     }
     if (cols.empty()) cols = "1";
