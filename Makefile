@@ -6,7 +6,7 @@ DEB_PACKAGES := g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 nlohmann
                 libpq-dev postgresql-15 \
                 clang-format
 
-.PHONY: deps build demo test clean format format-check
+.PHONY: deps build demo test clean format format-check install package
 
 # Installs the Debian packages that are missing (only those; apt-get update first).
 deps:
@@ -18,8 +18,12 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
 
+# The development build: the library, the CLI and both extensions, with the tests and
+# the benchmarks (a plain `cmake -S . -B DIR` builds the library, the CLI and the SQLite
+# extension only; doc/install.md).
+DEV_OPTIONS := -DMENTAT_TESTS=ON -DMENTAT_BENCHMARKS=ON -DMENTAT_DUCKDB=ON
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(DEV_OPTIONS)
 
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
@@ -33,6 +37,16 @@ test: build format-check
 
 clean:
 	rm -rf $(BUILD)
+
+# Installs the library, headers, pkg-config and CMake files, the CLI, the extensions, the
+# man page and the Python package under PREFIX (doc/install.md).
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# A Debian package of what `make install` installs, into $(BUILD)/mentat_<version>_amd64.deb.
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
@@ -65,7 +79,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 # with gcc, UBSan more than doubles the compile time, which CI cannot afford; `make
 # test-asan` runs everything under ASan + UBSan. See doc/reliability.md "Sanitizers".
 test-asan-ci:
-	cmake -S . -B $(BUILD_ASAN_CI) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMENTAT_BENCHMARKS=OFF -DMENTAT_SANITIZE=OFF \
+	cmake -S . -B $(BUILD_ASAN_CI) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMENTAT_TESTS=ON -DMENTAT_BENCHMARKS=OFF -DMENTAT_SANITIZE=OFF \
 	  "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" \
 	  "-DCMAKE_CXX_FLAGS=-fsanitize=address -fno-omit-frame-pointer" \
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=address \
@@ -81,14 +95,14 @@ test-asan-ci:
 # The whole suite under AddressSanitizer + UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMENTAT_SANITIZE=ON \
-	  -DMENTAT_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1"
+	  -DMENTAT_TESTS=ON -DMENTAT_DUCKDB=ON -DMENTAT_BENCHMARKS=OFF "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1"
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 	cd $(BUILD_ASAN) && $(ASAN_ENV) ctest --output-on-failure -j $(JOBS) --timeout 1200
 
 # The concurrency tests (reliability and store unit tests) under ThreadSanitizer.
 test-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DMENTAT_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
+	  -DMENTAT_TESTS=ON -DMENTAT_BENCHMARKS=OFF -DCMAKE_CXX_FLAGS=-fsanitize=thread \
 	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
 	cmake --build $(BUILD_TSAN) -j $(JOBS) --target reliability_tests reliability_worker unit_tests
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -82,7 +82,8 @@ has() { [[ " $1 " == *" $2 "* ]]; }
 
 if [[ ! -x $MENTAT_SCALE_BIN ]]; then
   log "building mentat-scale in $ROOT/build"
-  cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null &&
+  cmake -S "$ROOT" -B "$ROOT/build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMENTAT_TESTS=ON \
+    -DMENTAT_BENCHMARKS=ON -DMENTAT_DUCKDB=ON >/dev/null &&
     cmake --build "$ROOT/build" --target mentat_scale -j1 || exit 2
 fi
 BUILD_DIR=$(cd "$(dirname "$MENTAT_SCALE_BIN")/../.." && pwd)
