@@ -77,6 +77,6 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # The libraries libmentat.so links (what dpkg-shlibdeps would find), and what the
 # development files need.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libc6, libstdc++6, libsqlite3-0, libpq5, libre2-9, libicu72, libreadline8, python3")
+    "libc6, libstdc++6, libsqlite3-0, libpq5, libre2-9, libicu72, libreadline8, libcpp-httplib0.11, python3")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "sqlite3, libsqlite3-dev, libpq-dev, libre2-dev, libicu-dev")
 include(CPack)

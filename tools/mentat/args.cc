@@ -15,6 +15,7 @@ const char* kUsage =
     "       mentat [OPTIONS] [STORE] run SCRIPT_FILE\n"
     "       mentat [OPTIONS] check STORE\n"
     "       mentat migrate SRC DST\n"
+    "       mentat serve STORE --listen HOST:PORT --tokens FILE (mentat serve --help)\n"
     "\n"
     "Opens STORE (a file, created if missing; a store in PostgreSQL for a postgresql:// URI\n"
     "or a libpq keyword string, with an optional schema=NAME; in-memory when omitted) and\n"

@@ -10,6 +10,7 @@
 #include "interrupt.h"
 #include "progress.h"
 #include "repl.h"
+#include "serve.h"
 #include "session.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,20 @@ int main(int argc, char** argv) {
   using mentat::cli::Format;
   using mentat::cli::Session;
   std::vector<std::string> argv_strings(argv + 1, argv + argc);
+  if (!argv_strings.empty() && argv_strings[0] == "serve") {
+    mentat::cli::ServeOptions serve;
+    std::string error;
+    if (!mentat::cli::ParseServeArgs({argv_strings.begin() + 1, argv_strings.end()}, &serve,
+                                     &error)) {
+      if (error.empty()) {
+        std::cout << mentat::cli::kServeUsage;
+        return 0;
+      }
+      std::cerr << "error: " << error << "\n";
+      return 1;
+    }
+    return mentat::cli::RunServe(serve);
+  }
   Args args;
   std::string error;
   if (!mentat::cli::ParseArgs(argv_strings, &args, &error)) {
