@@ -509,7 +509,8 @@ int RunServe(const ServeOptions& o) {
   const int threads = o.max_concurrent + 4;
   svr->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   svr->set_payload_max_length(o.max_body);
-  svr->set_keep_alive_max_count(1000);
+  svr->set_keep_alive_max_count(100000);
+  svr->set_tcp_nodelay(true);
   svr->set_read_timeout(30, 0);
   auto in_flight = std::make_shared<std::atomic<int>>(0);
 
