@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 DEB_PACKAGES := g++ cmake ninja-build pkg-config libsqlite3-dev sqlite3 nlohmann-json3-dev \
                 libgtest-dev libgmock-dev libbenchmark-dev libreadline-dev libre2-dev libicu-dev python3 \
-                libpq-dev postgresql-15 libcpp-httplib-dev libssl-dev openssl \
+                libpq-dev postgresql-15 libcpp-httplib-dev libssl-dev openssl curl \
                 clang-format
 
 .PHONY: deps build demo test clean format format-check install package

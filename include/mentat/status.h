@@ -73,7 +73,12 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Rep> rep_;
 };
 
-// Result<T> holds either a T or a non-OK Status.
+// Called by Result<T>::value() on an error: prints "mentat: Result::value() on an error:
+// <status>" to standard error and aborts. A checked failure, not an exception.
+[[noreturn]] void ResultValueOnError(const Status& status);
+
+// Result<T> holds either a T or a non-OK Status. value() (and * and ->) REQUIRE ok():
+// on an error they abort the process with the status (ResultValueOnError).
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -87,9 +92,18 @@ class [[nodiscard]] Result {
     static const Status kOk;
     return ok() ? kOk : std::get<1>(v_);
   }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& value() & {
+    if (!ok()) ResultValueOnError(std::get<1>(v_));
+    return *std::get_if<0>(&v_);
+  }
+  const T& value() const& {
+    if (!ok()) ResultValueOnError(std::get<1>(v_));
+    return *std::get_if<0>(&v_);
+  }
+  T&& value() && {
+    if (!ok()) ResultValueOnError(std::get<1>(v_));
+    return std::move(*std::get_if<0>(&v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }

@@ -28,7 +28,6 @@
 
 namespace mentat {
 
-class StoreImpl;
 class Store;
 
 // How hard a commit is pushed to disk (PRAGMA synchronous in WAL mode).
@@ -290,7 +289,6 @@ class Db {
 
  private:
   friend class Store;
-  friend class StoreImpl;
   Store* store_ = nullptr;
   std::optional<Entid> basis_;  // the last tx when this value was taken
   std::optional<TxPoint> as_of_;
@@ -334,13 +332,17 @@ struct MigrateReport {
 Result<MigrateReport> migrate(const std::string& src, const std::string& dst,
                               const std::function<void(int64_t, int64_t)>& progress = {});
 
+// A store. Its implementation derives from it (src/store); a Store exists only as what
+// open() returns. Database values (Db), prepared queries and entities taken from a Store
+// refer to it and must not outlive it: debug builds (without NDEBUG) check this and abort
+// with a message naming the call.
 class Store {
  public:
   // Opens (creating and bootstrapping if needed) the store at `path`; "" is in-memory.
   // A file of an older format is upgraded in place; a newer or foreign file is refused.
   // Open reads only the schema and partition marks: O(1) in the size of history.
   static Result<std::unique_ptr<Store>> open(const std::string& path, const Options& options = {});
-  ~Store();
+  virtual ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -448,11 +450,8 @@ class Store {
   Result<Entid> last_tx();
   const std::string& path() const;
 
-  StoreImpl* impl() { return impl_.get(); }
-
- private:
-  explicit Store(std::unique_ptr<StoreImpl> impl);
-  std::unique_ptr<StoreImpl> impl_;
+ protected:
+  Store();
 };
 
 }  // namespace mentat

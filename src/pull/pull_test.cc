@@ -124,7 +124,7 @@ TEST(Pull, AsOfAndSince) {
 int CountStatements(Store* s, const std::string& pattern, const std::vector<Entid>& eids,
                     std::vector<Value>* out) {
   int count = 0;
-  auto r = s->impl()->Read([&](StoreImpl::Conn* c) -> Result<int> {
+  auto r = ImplOf(s)->Read([&](StoreImpl::Conn* c) -> Result<int> {
     sqlite3_trace_v2(
         c->db->raw(), SQLITE_TRACE_STMT,
         [](unsigned, void* ctx, void*, void*) -> int {
@@ -216,7 +216,7 @@ TEST(Pull, CheckStopsALongPull) {
   for (const auto& [k, e] : r->tempids) ids.push_back(e);
   int calls = 0;
   auto run = [&](bool stop) {
-    return s->impl()->Read([&](StoreImpl::Conn* c) -> Result<size_t> {
+    return ImplOf(s)->Read([&](StoreImpl::Conn* c) -> Result<size_t> {
       pull::CheckFn check = [&]() -> Status {
         ++calls;
         return stop ? Status::Interrupted() : Status::OK();

@@ -39,13 +39,13 @@ class QueryTest : public ::testing::Test {
   template <typename T>
   Result<T> With(const std::function<void(ExecContext&)>& tweak,
                  const std::function<Result<T>(const ExecContext&)>& fn) {
-    return store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<T> {
+    return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<T> {
       ExecContext ctx;
       ctx.conn = c->db.get();
       ctx.schema = c->schema.get();
       ctx.schema_gen = static_cast<uint64_t>(c->schema_gen);
-      ctx.interrupt_gen = &store_->impl()->interrupt_gen();
-      ctx.start_gen = store_->impl()->interrupt_gen().load();
+      ctx.interrupt_gen = &ImplOf(store_)->interrupt_gen();
+      ctx.start_gen = ImplOf(store_)->interrupt_gen().load();
       if (tweak) tweak(ctx);
       return fn(ctx);
     });

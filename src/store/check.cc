@@ -414,7 +414,7 @@ edn::Value CheckReport::ToEdn() const {
 }
 
 Result<CheckReport> Store::check() {
-  return impl_->Read([&](StoreImpl::Conn* c) -> Result<CheckReport> {
+  return ImplOf(this)->Read([&](StoreImpl::Conn* c) -> Result<CheckReport> {
     CheckReport report;
     Checker checker(c->db.get(), *c->schema, &report);
     MENTAT_RETURN_IF_ERROR(checker.Run());

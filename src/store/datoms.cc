@@ -163,9 +163,10 @@ std::string LimitSql(std::optional<size_t> limit) {
 
 Result<std::vector<Datom>> Db::datoms(std::string_view index,
                                       const std::vector<edn::Value>& components) const {
+  CheckStoreAlive(store_, "Db::datoms");
   MENTAT_ASSIGN_OR_RETURN(const char* order, IndexOrder(index));
   if (components.size() > 4) return Status::InvalidArgument("an index takes at most 4 components");
-  return store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
+  return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
     MENTAT_ASSIGN_OR_RETURN(Components comps,
@@ -186,9 +187,10 @@ Result<std::vector<Datom>> Db::datoms(std::string_view index,
 Result<std::vector<Datom>> Db::seek_datoms(std::string_view index,
                                            const std::vector<edn::Value>& components,
                                            std::optional<size_t> limit) const {
+  CheckStoreAlive(store_, "Db::seek_datoms");
   MENTAT_ASSIGN_OR_RETURN(const char* order, IndexOrder(index));
   if (components.size() > 4) return Status::InvalidArgument("an index takes at most 4 components");
-  return store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
+  return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
     MENTAT_ASSIGN_OR_RETURN(Components comps,
@@ -218,7 +220,8 @@ Result<std::vector<Datom>> Db::seek_datoms(std::string_view index,
 Result<std::vector<Datom>> Db::index_range(const edn::Value& attr_id, const edn::Value& start,
                                            const edn::Value& end,
                                            std::optional<size_t> limit) const {
-  return store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
+  CheckStoreAlive(store_, "Db::index_range");
+  return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
     MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, AttrOf(schema, attr_id));

@@ -279,7 +279,7 @@ TEST_F(GlueTest, PullInFindIsBatched) {
   ASSERT_TRUE(store_->q(q).ok());  // plans and statements cached
   int count = 0;
   sqlite3* raw = nullptr;
-  auto install = store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<int> {
+  auto install = ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<int> {
     raw = c->db->raw();
     sqlite3_trace_v2(
         raw, SQLITE_TRACE_STMT,
@@ -294,7 +294,7 @@ TEST_F(GlueTest, PullInFindIsBatched) {
   count = 0;
   auto r = store_->q(q);
   int statements = count;
-  auto remove = store_->impl()->Read([&](StoreImpl::Conn* c) -> Result<int> {
+  auto remove = ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<int> {
     EXPECT_EQ(c->db->raw(), raw) << "the query ran on another connection";
     sqlite3_trace_v2(c->db->raw(), 0, nullptr, nullptr);
     return 0;

@@ -64,7 +64,7 @@ edn::Value RefValue(const Schema& schema, Entid e) {
 // Runs `fn(conn, schema (shared_ptr), view)` in a read transaction on `db`'s view.
 template <typename T, typename Fn>
 Result<T> ReadIn(const Db& db, Fn&& fn) {
-  return db.store()->impl()->Read([&](StoreImpl::Conn* c) -> Result<T> {
+  return ImplOf(db.store())->Read([&](StoreImpl::Conn* c) -> Result<T> {
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), db));
     if (view.history)
       return Status::Unsupported("entities are not available on a history database");
@@ -216,6 +216,7 @@ Result<edn::Value> Entity::touch() const {
 }
 
 Result<Entity> Db::entity(const edn::Value& eid) const {
+  CheckStoreAlive(store_, "Db::entity");
   auto st = std::make_shared<Entity::State>();
   MENTAT_ASSIGN_OR_RETURN(
       auto e, ReadIn<std::optional<Entid>>(

@@ -185,7 +185,7 @@ class QueueImpl : public TxReportQueue {
 }  // namespace
 
 Result<ListenerHandle> Store::listen(TxListener callback, std::vector<std::string> attributes) {
-  if (impl_->borrowed())
+  if (ImplOf(this)->borrowed())
     return Status::Unsupported("listeners need a store mentat opened, not a host's connection");
   if (!callback) return Status::InvalidArgument("listen needs a callback");
   auto schema = this->schema();
@@ -197,7 +197,7 @@ Result<ListenerHandle> Store::listen(TxListener callback, std::vector<std::strin
     attrs.insert(a->id);
   }
   MENTAT_ASSIGN_OR_RETURN(Entid after, last_tx());
-  std::shared_ptr<Listeners> reg = impl_->listeners();
+  std::shared_ptr<Listeners> reg = ImplOf(this)->listeners();
   uint64_t id = reg->Add(std::move(callback), std::move(attrs), after);
   return ListenerHandle(reg, id);
 }

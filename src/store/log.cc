@@ -73,7 +73,7 @@ Result<std::vector<TxReport>> ReadLog(storage::Connection* c, const Schema& sche
 Result<std::vector<TxReport>> Store::tx_range(std::optional<TxPoint> from,
                                               std::optional<TxPoint> to,
                                               std::optional<size_t> limit) {
-  return impl_->Read([&](StoreImpl::Conn* c) -> Result<std::vector<TxReport>> {
+  return ImplOf(this)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<TxReport>> {
     // An open start is the first transaction after the bootstrap's.
     Entid lo = ids::kBootstrapTx + 1;
     if (from) {

@@ -230,8 +230,8 @@ Result<MigrateReport> migrate(const std::string& src, const std::string& dst,
     return Status::Conflict("the destination " + dst +
                             " already holds a store (or a file): migrate writes a new one");
   MENTAT_ASSIGN_OR_RETURN(auto to, Store::open(dst));
-  MENTAT_ASSIGN_OR_RETURN(StoreImpl::Lease in, from->impl()->Acquire());
-  MENTAT_ASSIGN_OR_RETURN(StoreImpl::Lease out, to->impl()->Acquire());
+  MENTAT_ASSIGN_OR_RETURN(StoreImpl::Lease in, ImplOf(from)->Acquire());
+  MENTAT_ASSIGN_OR_RETURN(StoreImpl::Lease out, ImplOf(to)->Acquire());
   storage::Connection* s = in.get()->db.get();
   storage::Connection* d = out.get()->db.get();
   // One snapshot of the source; the copy commits whole or not at all.

@@ -11,7 +11,7 @@ namespace {
 Result<std::vector<edn::Value>> PullIn(const Db& db, std::string_view pattern,
                                        const std::vector<edn::Value>& eids) {
   MENTAT_ASSIGN_OR_RETURN(edn::Value p, edn::Read(pattern));
-  return db.store()->impl()->Read([&](StoreImpl::Conn* c) -> Result<std::vector<edn::Value>> {
+  return ImplOf(db.store())->Read([&](StoreImpl::Conn* c) -> Result<std::vector<edn::Value>> {
     MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), db));
     // A pull result has one value per cardinality-one attribute, so on a history database
     // pull reads the entity at the database's time bounds (its as-of/since, else now), as
@@ -54,11 +54,13 @@ Result<std::vector<edn::Value>> Store::pull_many(std::string_view pattern,
   return d.pull_many(pattern, eids);
 }
 Result<edn::Value> Db::pull(std::string_view pattern, const edn::Value& eid) const {
+  CheckStoreAlive(store_, "Db::pull");
   MENTAT_ASSIGN_OR_RETURN(auto v, PullIn(*this, pattern, {eid}));
   return std::move(v[0]);
 }
 Result<std::vector<edn::Value>> Db::pull_many(std::string_view pattern,
                                               const std::vector<edn::Value>& eids) const {
+  CheckStoreAlive(store_, "Db::pull_many");
   return PullIn(*this, pattern, eids);
 }
 

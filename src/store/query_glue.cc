@@ -194,6 +194,7 @@ Result<std::string> Store::q_explain(std::string_view query, const QueryOptions&
 }
 
 Result<QueryResult> Db::q(std::string_view query, std::vector<Input> inputs) const {
+  CheckStoreAlive(store_, "Db::q");
   QueryOptions o;
   o.inputs = std::move(inputs);
   return q(query, o);
@@ -203,7 +204,7 @@ namespace {
 
 Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
                           const QueryOptions& options) {
-  StoreImpl* impl = db.store()->impl();
+  StoreImpl* impl = ImplOf(db.store());
   bool tune = false, recorded = false;
   // A query without pull runs one statement (rules and lookup refs add a few): no
   // BEGIN/COMMIT around it while the store has not changed (StoreImpl::Read). Nor around a
@@ -253,7 +254,7 @@ Result<QueryResult> RunOn(const Db& db, const query::Prepared& prepared,
 
 Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,
                               const QueryOptions& options) {
-  StoreImpl* impl = db.store()->impl();
+  StoreImpl* impl = ImplOf(db.store());
   return impl->Read([&](StoreImpl::Conn* c) -> Result<std::string> {
     query::ExecContext ctx;
     MENTAT_RETURN_IF_ERROR(MakeContext(impl, c, db, options, prepared, &ctx));
@@ -275,16 +276,19 @@ Result<std::string> ExplainOn(const Db& db, const query::Prepared& prepared,
 }  // namespace
 
 Result<QueryResult> Db::q(std::string_view query, const QueryOptions& options) const {
+  CheckStoreAlive(store_, "Db::q");
   MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
   return RunOn(*this, *prepared, options);
 }
 
 Result<std::string> Db::q_explain(std::string_view query, const QueryOptions& options) const {
+  CheckStoreAlive(store_, "Db::q_explain");
   MENTAT_ASSIGN_OR_RETURN(auto prepared, Prepare(query));
   return ExplainOn(*this, *prepared, options);
 }
 
 Result<PreparedQuery> Db::q_prepare(std::string_view query) const {
+  CheckStoreAlive(store_, "Db::q_prepare");
   MENTAT_ASSIGN_OR_RETURN(auto prepared, query::Prepared::Parse(query));
   return PreparedQuery(*this, std::move(prepared));
 }
@@ -299,16 +303,19 @@ PreparedQuery::PreparedQuery(Db db, std::shared_ptr<const query::Prepared> p)
     : db_(std::make_shared<const Db>(std::move(db))), prepared_(std::move(p)) {}
 
 Result<QueryResult> PreparedQuery::run(std::vector<Input> inputs) const {
+  CheckStoreAlive(db_->store(), "PreparedQuery::run");
   QueryOptions o;
   o.inputs = std::move(inputs);
   return run(o);
 }
 
 Result<QueryResult> PreparedQuery::run(const QueryOptions& options) const {
+  CheckStoreAlive(db_->store(), "PreparedQuery::run");
   return RunOn(*db_, *prepared_, options);
 }
 
 Result<std::string> PreparedQuery::explain(const QueryOptions& options) const {
+  CheckStoreAlive(db_->store(), "PreparedQuery::explain");
   return ExplainOn(*db_, *prepared_, options);
 }
 

@@ -2,6 +2,10 @@
 #include "mentat/store.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 
 #include "schema/codec.h"
 #include "store/store_impl.h"
@@ -9,24 +13,59 @@
 
 namespace mentat {
 
-Store::Store(std::unique_ptr<StoreImpl> impl) : impl_(std::move(impl)) { impl_->set_owner(this); }
+#ifndef NDEBUG
+namespace {
+std::mutex& LiveMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::set<const Store*>& LiveStores() {
+  static std::set<const Store*> live;
+  return live;
+}
+}  // namespace
+
+Store::Store() {
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  LiveStores().insert(this);
+}
+Store::~Store() {
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  LiveStores().erase(this);
+}
+void CheckStoreAlive(const Store* store, const char* call) {
+  std::lock_guard<std::mutex> lock(LiveMutex());
+  if (store && LiveStores().count(store)) return;
+  std::fprintf(stderr,
+               "mentat: %s on a database value whose Store was destroyed (a Db, prepared query "
+               "or entity must not outlive its Store)\n",
+               call);
+  std::abort();
+}
+#else
+Store::Store() = default;
 Store::~Store() = default;
+void CheckStoreAlive(const Store*, const char*) {}
+#endif
 
 Result<std::unique_ptr<Store>> Store::open(const std::string& path, const Options& options) {
-  MENTAT_ASSIGN_OR_RETURN(auto impl, StoreImpl::Open(path, options));
-  return std::unique_ptr<Store>(new Store(std::move(impl)));
+  MENTAT_ASSIGN_OR_RETURN(std::unique_ptr<StoreImpl> impl, StoreImpl::Open(path, options));
+  impl->set_owner(impl.get());
+  return std::unique_ptr<Store>(std::move(impl));
 }
 
 Result<TxReport> Store::transact(std::string_view text) {
   MENTAT_ASSIGN_OR_RETURN(edn::Value data, edn::Read(text));
-  return impl_->Transact(data, false);
+  return ImplOf(this)->Transact(data, false);
 }
-Result<TxReport> Store::transact(const edn::Value& data) { return impl_->Transact(data, false); }
+Result<TxReport> Store::transact(const edn::Value& data) {
+  return ImplOf(this)->Transact(data, false);
+}
 Result<TxReport> Store::with(std::string_view text) {
   MENTAT_ASSIGN_OR_RETURN(edn::Value data, edn::Read(text));
-  return impl_->Transact(data, true);
+  return ImplOf(this)->Transact(data, true);
 }
-Result<TxReport> Store::with(const edn::Value& data) { return impl_->Transact(data, true); }
+Result<TxReport> Store::with(const edn::Value& data) { return ImplOf(this)->Transact(data, true); }
 
 Db Store::db() {
   Db d;
@@ -36,15 +75,15 @@ Db Store::db() {
   return d;
 }
 
-void Store::interrupt() { impl_->Interrupt(); }
+void Store::interrupt() { ImplOf(this)->Interrupt(); }
 
-void Store::set_auto_index(AutoIndex mode) { impl_->advisor().set_mode(mode); }
-AutoIndex Store::auto_index() const { return impl_->advisor().mode(); }
+void Store::set_auto_index(AutoIndex mode) { ImplOf(this)->advisor().set_mode(mode); }
+AutoIndex Store::auto_index() const { return ImplOf(const_cast<Store*>(this))->advisor().mode(); }
 void Store::set_index_tuning(int min_uses, std::chrono::seconds idle) {
-  impl_->advisor().set_tuning(min_uses, idle);
+  ImplOf(this)->advisor().set_tuning(min_uses, idle);
 }
 Result<std::vector<IndexAction>> Store::tune_indexes(bool dry_run) {
-  return impl_->TuneIndexes(dry_run);
+  return ImplOf(this)->TuneIndexes(dry_run);
 }
 
 namespace {
@@ -72,20 +111,20 @@ Status Store::cache(std::string_view attribute, CacheDirection direction) {
   if (attr->many)
     return Status::Schema("cannot cache :" + attr->ident +
                           ": the attribute cache holds cardinality-one attributes");
-  impl_->SetCached(attr->id, true);
+  ImplOf(this)->SetCached(attr->id, true);
   return Status::OK();
 }
 
 Status Store::uncache(std::string_view attribute) {
   auto s = schema();
   MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, CacheableAttribute(*s, attribute));
-  if (!impl_->SetCached(attr->id, false))
+  if (!ImplOf(this)->SetCached(attr->id, false))
     return Status::NotFound(":" + attr->ident + " is not cached");
   return Status::OK();
 }
 
 std::vector<std::string> Store::cached_attributes() {
-  auto attrs = impl_->CachedAttrs().first;
+  auto attrs = ImplOf(this)->CachedAttrs().first;
   std::vector<std::string> out;
   if (!attrs) return out;
   auto s = schema();
@@ -98,20 +137,20 @@ std::vector<std::string> Store::cached_attributes() {
 }
 
 std::shared_ptr<const Schema> Store::schema() {
-  auto s = impl_->Read(
+  auto s = ImplOf(this)->Read(
       [&](StoreImpl::Conn* c) -> Result<std::shared_ptr<const Schema>> { return c->schema; });
-  return s.ok() ? *s : impl_->CurrentSchema();
+  return s.ok() ? *s : ImplOf(this)->CurrentSchema();
 }
 
-Status Store::vacuum() { return impl_->Vacuum(); }
+Status Store::vacuum() { return ImplOf(this)->Vacuum(); }
 
 Result<Entid> Store::last_tx() {
-  return impl_->Read([&](StoreImpl::Conn* c) -> Result<Entid> {
+  return ImplOf(this)->Read([&](StoreImpl::Conn* c) -> Result<Entid> {
     return c->db->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0);
   });
 }
 
-const std::string& Store::path() const { return impl_->path(); }
+const std::string& Store::path() const { return ImplOf(this)->path(); }
 
 Result<std::vector<Datom>> Store::datoms(std::string_view index,
                                          const std::vector<edn::Value>& components) {

@@ -60,7 +60,7 @@ Result<std::unique_ptr<Store>> OpenStoreOnConnection(sqlite3* db, const Options&
   return store;
 }
 
-void ReleaseHostStatements(Store* store) { store->impl()->ReleaseStatements(); }
+void ReleaseHostStatements(Store* store) { ImplOf(store)->ReleaseStatements(); }
 
 StoreImpl::Lease::~Lease() {
   if (c_) s_->Release(std::move(c_));

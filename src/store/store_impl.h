@@ -26,7 +26,8 @@ struct Pattern;
 
 class Listeners;
 
-class StoreImpl {
+// The Store open() returns is a StoreImpl: internal code reaches it with ImplOf.
+class StoreImpl final : public Store {
  public:
   // One SQLite connection and what it knows about its snapshot.
   struct Conn {
@@ -325,5 +326,16 @@ class StoreImpl {
 
 // Wall clock in microseconds since the epoch.
 int64_t NowMicros();
+
+// The implementation of `s` (every Store is a StoreImpl).
+inline StoreImpl* ImplOf(Store* s) { return static_cast<StoreImpl*>(s); }
+inline const StoreImpl* ImplOf(const Store* s) { return static_cast<const StoreImpl*>(s); }
+inline StoreImpl* ImplOf(const std::unique_ptr<Store>& s) { return ImplOf(s.get()); }
+inline StoreImpl* ImplOf(const std::shared_ptr<Store>& s) { return ImplOf(s.get()); }
+
+// Debug builds (no NDEBUG): aborts with a message naming `call` when `store` is not a live
+// Store (a Db, prepared query or entity used after its Store was destroyed). Release
+// builds: nothing.
+void CheckStoreAlive(const Store* store, const char* call);
 
 }  // namespace mentat

@@ -45,3 +45,13 @@ std::string Status::ToString() const {
 }
 
 }  // namespace mentat
+
+namespace mentat {
+
+void ResultValueOnError(const Status& status) {
+  std::fprintf(stderr, "mentat: Result::value() on an error: %s\n", status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace mentat

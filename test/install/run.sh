@@ -69,7 +69,8 @@ if [ -n "$PYDIR" ] && [ -f "$PYDIR/mentat/__init__.py" ]; then
   env -u LD_LIBRARY_PATH PYTHONPATH="$PYDIR" python3 -c '
 import mentat
 with mentat.connect("") as c:
-    c.transact("[{:db/ident :p/n :db/valueType :db.type/string :db/cardinality :db.cardinality/one} {:p/n \"x\"}]")
+    c.transact("[{:db/ident :p/n :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]")
+    c.transact([{mentat.Keyword("p/n"): "x"}])
     assert c.q("[:find ?n . :where [_ :p/n ?n]]") == "x"
 print("python ok")' | grep -qx 'python ok' || fail "the installed Python package"
 else

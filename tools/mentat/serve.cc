@@ -813,8 +813,10 @@ int RunServe(const ServeOptions& o) {
   std::cerr << "mentat serve: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://"
             << (o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host) << ":" << port
             << " (store " << (o.store.empty() ? "in memory" : o.store) << ", "
-            << (o.no_auth ? "no auth" : std::to_string(tokens.size()) + " tokens") << ")"
-            << std::endl;
+            << (o.no_auth
+                    ? "no auth"
+                    : std::to_string(tokens.size()) + (tokens.size() == 1 ? " token" : " tokens"))
+            << ")" << std::endl;
   bool ok = svr->listen_after_bind();
   g_stop.store(true);
   stopper.join();
