@@ -199,7 +199,6 @@ class Reader {
   size_t offset() const { return off_; }
 
  private:
-  friend class ReaderImpl;
   std::string_view text_;
   ReadOptions options_;
   size_t off_ = 0;

@@ -1,4 +1,6 @@
-"""mentat: an embedded, Datomic-style database (Python binding of libmentat over ctypes).
+"""mentat: an embedded, Datomic-style database (Python binding of libmentat over ctypes,
+or a client of a ``mentat serve`` server over HTTP: ``connect("http://HOST:PORT",
+token=...)``).
 
     import mentat
     from mentat import Keyword as K
@@ -26,7 +28,8 @@ The public API:
   :func:`edn.loads` / :func:`edn.dumps` (module :mod:`mentat.edn`).
 - Errors: :class:`Error` and one subclass per mentat code (:class:`ParseError`,
   :class:`SchemaError`, :class:`ConflictError`, :class:`NotFoundError`,
-  :class:`Interrupted`, :class:`InvalidArgument`, ...).
+  :class:`Interrupted`, :class:`InvalidArgument`, ...); :class:`AuthError` for a token a
+  server refused.
 
 The shared library is found through ``MENTAT_LIBRARY``, next to the installed package, in
 the source tree's ``build/src``, or by the loader (see :mod:`mentat._native`); it is loaded

@@ -32,12 +32,11 @@ import datetime as _dt
 import http.client
 import json
 import select
-import socket
 import ssl
 import threading
 import urllib.parse
 import weakref
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple
 
 from .edn import Keyword, List, Symbol, dumps, format_instant, loads
 from .errors import (CODE_NAMES, AuthError, BusyError, ConflictError, Error,
@@ -205,10 +204,8 @@ class _Transport:
                 pass
 
     def _fail(self, e: BaseException) -> IoError:
-        err = IoError("cannot reach the mentat server at %s: %s"
-                      % (self.url, str(e) or type(e).__name__), 9)
-        err.http_status = None
-        return err
+        return IoError("the request to the mentat server at %s failed: %s"
+                       % (self.url, str(e) or type(e).__name__), 9)
 
     def request(self, method: str, endpoint: str, body: Optional[str] = None,
                 params: Optional[Dict[str, str]] = None) -> str:
@@ -299,8 +296,7 @@ def _point_edn(tx: Optional[int], micros: int) -> str:
     return '#inst "%s"' % format_instant(_EPOCH + _dt.timedelta(microseconds=micros))
 
 
-def _options_edn(base: Dict[str, str], options_json: Optional[str],
-                 timeout: bool = True) -> str:
+def _options_edn(base: Dict[str, str], options_json: Optional[str]) -> str:
     """The ``:as-of :since :history :timeout`` fields of a request body: the Db's options,
     then a call's (connection.py's JSON options), which take precedence."""
     fields = dict(base)
@@ -312,7 +308,7 @@ def _options_edn(base: Dict[str, str], options_json: Optional[str],
                 fields[name] = str(v) if isinstance(v, int) else '#inst %s' % dumps(v)
         if o.get("history"):
             fields[":history"] = "true"
-        if timeout and "timeout" in o:
+        if "timeout" in o:
             fields[":timeout"] = str(int(o["timeout"]))
     return "".join(" %s %s" % kv for kv in fields.items())
 

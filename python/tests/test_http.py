@@ -58,6 +58,7 @@ class Server:
 
     def __init__(self, *extra: str, tokens: Optional[Dict[str, str]] = None,
                  store: Optional[str] = None) -> None:
+        binary = server_binary()
         self.dir = tempfile.mkdtemp(prefix="mentat-http-test-")
         self.store = store or os.path.join(self.dir, "store.db")
         tokens_file = os.path.join(self.dir, "tokens")
@@ -66,7 +67,7 @@ class Server:
             for token, kind in (tokens or {RW: "read-write", RO: "read-only"}).items():
                 f.write("%s %s\n" % (token, kind))
         self.proc = subprocess.Popen(
-            [server_binary(), "serve", self.store, "--listen", "127.0.0.1:0", "--tokens",
+            [binary, "serve", self.store, "--listen", "127.0.0.1:0", "--tokens",
              tokens_file, "--access-log", "", *extra],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
@@ -82,13 +83,14 @@ class Server:
 
         self._reader = threading.Thread(target=read, daemon=True)
         self._reader.start()
-        if not first.wait(30) or not self.lines:
-            self.proc.kill()
-            raise AssertionError("mentat serve did not start: %r" % self.lines)
-        m = re.match(r"mentat serve: listening on (https?)://127\.0\.0\.1:(\d+) ", self.lines[0])
+        m = None
+        if first.wait(30) and self.lines:
+            m = re.match(r"mentat serve: listening on (https?)://127\.0\.0\.1:(\d+) ",
+                         self.lines[0])
         if not m:
             self.proc.kill()
-            raise AssertionError("unexpected first line from mentat serve: %r" % self.lines)
+            self.stop()
+            raise AssertionError("mentat serve did not start as expected: %r" % self.lines)
         self.scheme, self.port = m.group(1), int(m.group(2))
         self.url = "%s://127.0.0.1:%d" % (self.scheme, self.port)
 
@@ -107,6 +109,13 @@ class Server:
         return rc
 
 
+def stop_server(server: Server) -> None:
+    """Stops `server` (SIGTERM); it must exit 0 after saying it stopped."""
+    rc = server.stop()
+    if rc != 0 or "mentat serve: stopped" not in server.lines:
+        raise AssertionError("mentat serve exited with %d: %r" % (rc, server.lines))
+
+
 class ServerTest(unittest.TestCase):
     """A server per class (SERVER_ARGS), a read-write connection to it (cls.conn)."""
 
@@ -116,15 +125,11 @@ class ServerTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
+        # Class cleanups run even when a setUpClass fails: the server never outlives us.
         cls.server = Server(*cls.SERVER_ARGS)
+        cls.addClassCleanup(stop_server, cls.server)
         cls.conn = mentat.connect(cls.server.url, token=RW)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.conn.close()
-        rc = cls.server.stop()
-        if rc != 0 or "mentat serve: stopped" not in cls.server.lines:
-            raise AssertionError("mentat serve exited with %d: %r" % (rc, cls.server.lines))
+        cls.addClassCleanup(cls.conn.close)
 
     def connect(self, token: Optional[str] = RW, **kw: Any) -> mentat.Connection:
         conn = mentat.connect(self.server.url, token=token, **kw)
@@ -1001,6 +1006,7 @@ class HttpTlsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         cls.dir = tempfile.mkdtemp(prefix="mentat-tls-test-")
+        cls.addClassCleanup(shutil.rmtree, cls.dir, True)
         cls.key = os.path.join(cls.dir, "key.pem")
         cls.cert = os.path.join(cls.dir, "cert.pem")
         subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
@@ -1008,15 +1014,10 @@ class HttpTlsTest(unittest.TestCase):
                         "-addext", "subjectAltName=DNS:localhost"],
                        check=True, capture_output=True, timeout=120)
         cls.server = Server("--tls-cert", cls.cert, "--tls-key", cls.key)
-        assert cls.server.scheme == "https", cls.server.lines
+        cls.addClassCleanup(stop_server, cls.server)
+        if cls.server.scheme != "https":
+            raise AssertionError("not an https server: %r" % cls.server.lines)
         cls.url = "https://localhost:%d" % cls.server.port
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        rc = cls.server.stop()
-        shutil.rmtree(cls.dir, ignore_errors=True)
-        if rc != 0:
-            raise AssertionError("mentat serve exited with %d: %r" % (rc, cls.server.lines))
 
     def test_cafile(self) -> None:
         with mentat.connect(self.url, token=RW, cafile=self.cert) as conn:

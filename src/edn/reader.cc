@@ -195,18 +195,23 @@ bool Before(Pos a, Pos b) { return a.line != b.line ? a.line < b.line : a.col < 
 
 }  // namespace
 
+// Reads from `text` at a cursor (*off, *line, *line_start) that Commit() advances: a
+// Reader's, or ReadOne's own.
 class ReaderImpl {
  public:
-  explicit ReaderImpl(Reader& r)
-      : r_(r),
-        text_(r.text_),
-        n_(r.text_.size()),
-        p_(r.off_),
-        line_(r.line_),
-        line_start_(r.line_start_),
-        max_depth_(r.options_.max_depth),
-        allow_quote_(r.options_.allow_quote),
-        script_syntax_(r.options_.script_syntax) {}
+  ReaderImpl(std::string_view text, const ReadOptions& options, size_t* off, uint32_t* line,
+             size_t* line_start)
+      : off_(off),
+        line_out_(line),
+        line_start_out_(line_start),
+        text_(text),
+        n_(text.size()),
+        p_(*off),
+        line_(*line),
+        line_start_(*line_start),
+        max_depth_(options.max_depth),
+        allow_quote_(options.allow_quote),
+        script_syntax_(options.script_syntax) {}
 
   Result<std::optional<Value>> Next() {
     Value v;
@@ -226,17 +231,20 @@ class ReaderImpl {
 
   // Reads exactly one form.
   static Result<Value> ReadOne(std::string_view text, const ReadOptions& options) {
-    Reader reader(text, options);
-    Result<std::optional<Value>> first = reader.Next();
+    // A UTF-8 byte order mark is skipped, as Reader does; columns count from after it.
+    size_t off = text.substr(0, 3) == "\xEF\xBB\xBF" ? 3 : 0, line_start = off;
+    uint32_t line = 1;
+    Result<std::optional<Value>> first = ReaderImpl(text, options, &off, &line, &line_start).Next();
     if (!first.ok()) return first.status();
     if (!first->has_value()) {
-      ReaderImpl impl(reader);
+      ReaderImpl impl(text, options, &off, &line, &line_start);
       return impl.Failure(impl.Here(), "expected a form, found end of input");
     }
-    Result<std::optional<Value>> second = reader.Next();
+    Result<std::optional<Value>> second =
+        ReaderImpl(text, options, &off, &line, &line_start).Next();
     if (!second.ok()) return second.status();
     if (second->has_value()) {
-      ReaderImpl impl(reader);
+      ReaderImpl impl(text, options, &off, &line, &line_start);
       return impl.Failure((*second)->pos(), "expected end of input, found another form");
     }
     return std::move(**first);
@@ -258,9 +266,9 @@ class ReaderImpl {
   }
 
   void Commit() {
-    r_.off_ = p_;
-    r_.line_ = line_;
-    r_.line_start_ = line_start_;
+    *off_ = p_;
+    *line_out_ = line_;
+    *line_start_out_ = line_start_;
   }
 
   void NewLineAt(size_t newline_offset) {
@@ -976,7 +984,9 @@ class ReaderImpl {
     return true;
   }
 
-  Reader& r_;
+  size_t* off_;
+  uint32_t* line_out_;
+  size_t* line_start_out_;
   std::string_view text_;
   size_t n_;
   size_t p_;
@@ -995,7 +1005,9 @@ Reader::Reader(std::string_view text, ReadOptions options) : text_(text), option
   if (text_.substr(0, 3) == "\xEF\xBB\xBF") off_ = line_start_ = 3;
 }
 
-Result<std::optional<Value>> Reader::Next() { return ReaderImpl(*this).Next(); }
+Result<std::optional<Value>> Reader::Next() {
+  return ReaderImpl(text_, options_, &off_, &line_, &line_start_).Next();
+}
 
 Result<Value> Read(std::string_view text, const ReadOptions& options) {
   return ReaderImpl::ReadOne(text, options);

@@ -18,7 +18,8 @@ A section that is left out is not checked; an empty section must match empty out
 In the command line, {DIR} is the temporary directory (also the working directory) and
 {DATA} is {DIR}/data, a copy of test/cli/data.
 Before comparing, outputs are normalized: the temporary directory becomes {DIR}, #inst
-literals become #inst "<INST>" (and JSON instants "<INST>"), timer lines become "time: <MS> ms".
+literals become #inst "<INST>" (and JSON instants "<INST>", and the instant of .t's summary
+line "<INST>"), timer lines become "time: <MS> ms".
 
 Usage: run_golden.py --mentat PATH [--update] [FILES...]
 """
@@ -68,6 +69,8 @@ def normalize(text, tmp):
     text = re.sub(r'#inst "[^"]*"', '#inst "<INST>"', text)
     text = re.sub(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"', '"<INST>"', text)
     text = re.sub(r"time: [0-9.]+ ms", "time: <MS> ms", text)
+    # .t's summary line in the table format: "tx N (t T) at <instant>: ..."
+    text = re.sub(r"\) at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z:", ") at <INST>:", text)
     return text
 
 

@@ -25,14 +25,16 @@ const char* kUsage =
     "over lines until its brackets balance).\n"
     "\n"
     "options:\n"
-    "  --format FMT    output format: table, edn, json or csv (default: table on a\n"
-    "                  terminal, edn otherwise)\n"
+    "  --format FMT    output format: table, edn, json, jsonl, csv, markdown or line\n"
+    "                  (default: table on a terminal, edn otherwise)\n"
     "  -f, --file FILE run the commands in FILE\n"
     "  --read-only     open the store read-only (it must exist)\n"
     "  --bail          stop at the first command that fails\n"
     "  --timer         print how long each command took\n"
     "  --replica NAME  a PostgreSQL standby that reads may go to (repeatable)\n"
     "  --no-color      no colours (also when NO_COLOR is set)\n"
+    "  --init FILE     run the commands in FILE first (default: ~/.mentatrc, if any)\n"
+    "  -n, --no-init   do not run ~/.mentatrc\n"
     "  -h, --help      show this help\n"
     "  -V, --version   show the version\n"
     "\n"
@@ -45,8 +47,8 @@ const char* kUsage =
     "\n"
     "commands (.help COMMAND describes one):\n";
 
-const char* const kOptions[] = {"--format", "--file",     "--read-only", "--bail",
-                                "--timer",  "--no-color", "--help",      "--version"};
+const char* const kOptions[] = {"--format",   "--file", "--read-only", "--bail", "--timer",
+                                "--no-color", "--help", "--version",   "--init", "--no-init"};
 
 std::string Hint(const std::string& arg) {
   std::string name = arg.substr(0, arg.find('='));
@@ -115,7 +117,7 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
         if (!value("--format", &f)) return false;
         Format parsed;
         if (!ParseFormat(f, &parsed)) {
-          *error = "unknown format '" + f + "'\nhint: --format takes table, edn, json or csv";
+          *error = "unknown format '" + f + "'\nhint: --format takes " + kFormatNames;
           return false;
         }
         args->format = parsed;
@@ -135,6 +137,10 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
         args->replicas.push_back(argv[++i]);
       } else if (arg == "--no-color" || arg == "--no-colour") {
         args->no_color = true;
+      } else if (is("--init")) {
+        if (!value("--init", &args->init_file)) return false;
+      } else if (arg == "-n" || arg == "--no-init") {
+        args->no_init = true;
       } else {
         *error = "unknown option '" + arg + "'" + Hint(arg);
         return false;

@@ -23,6 +23,8 @@ struct Args {
   bool bail = false;
   bool timer = false;
   std::vector<std::string> replicas;  // --replica NAME (PostgreSQL standbys)
+  std::string init_file;              // --init FILE (default ~/.mentatrc)
+  bool no_init = false;               // -n: no init file
   // mentat migrate SRC DST
   std::string migrate_src, migrate_dst;
 };

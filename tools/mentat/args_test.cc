@@ -60,7 +60,7 @@ TEST(Args, ErrorsCarryAHint) {
   Parse({"-x"}, false, &err);
   EXPECT_EQ(err, "unknown option '-x'\nhint: mentat --help lists the options");
   Parse({"--format", "xml"}, false, &err);
-  EXPECT_NE(err.find("table, edn, json or csv"), std::string::npos);
+  EXPECT_NE(err.find("table, edn, json, jsonl, csv, markdown or line"), std::string::npos);
   Parse({"--format"}, false, &err);
   EXPECT_NE(err.find("needs a value"), std::string::npos);
 }

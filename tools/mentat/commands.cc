@@ -78,12 +78,84 @@ uint64_t SizeOf(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// The report with each ref value that names an entity with an ident printed as that
+// ident (EDN and JSON formats).
+edn::Value ReportWithRefIdents(const TxReport& r, const Schema& schema) {
+  edn::Value report = r.ToEdn(&schema);
+  edn::MapEntries entries;
+  for (const auto& [k, v] : report.entries()) {
+    if (!k.is_keyword("tx-data")) {
+      entries.emplace_back(k, v);
+      continue;
+    }
+    edn::Vec data;
+    for (const auto& d : r.tx_data) {
+      const std::string* attr = schema.ident(d.a);
+      const Attribute* a = schema.attribute(d.a);
+      edn::Value value = d.v;
+      if (a && a->type == ValueType::kRef && d.v.is_int()) {
+        const std::string* ident = schema.ident(d.v.as_int());
+        if (ident) value = edn::Value::Keyword(*ident);
+      }
+      data.push_back(edn::Value::Vector(
+          {edn::Value::Int(d.e), attr ? edn::Value::Keyword(*attr) : edn::Value::Int(d.a),
+           std::move(value), edn::Value::Int(d.tx), edn::Value::Bool(d.added)}));
+    }
+    entries.emplace_back(k, edn::Value::Vector(std::move(data)));
+  }
+  return edn::Value::Map(std::move(entries));
+}
+
+}  // namespace
+
+// .t: in table format (and markdown, line) a summary: the transaction, its tempids and
+// the datoms added and retracted per attribute; in EDN, JSON and the others the whole
+// report, refs with their idents.
+void Session::PrintTxReport(const TxReport& r) {
+  auto schema = store_->schema();
+  if (style_.format != Format::kTable && style_.format != Format::kMarkdown &&
+      style_.format != Format::kLine) {
+    PrintValue(out_, style_, ReportWithRefIdents(r, *schema));
+    return;
+  }
+  std::map<std::string, std::pair<int64_t, int64_t>> per_attr;
+  int64_t added = 0, retracted = 0;
+  for (const auto& d : r.tx_data) {
+    if (d.e == r.tx_id && d.a == ids::kTxInstant) continue;  // shown on the first line
+    const std::string* ident = schema->ident(d.a);
+    auto& counts = per_attr[ident ? ":" + *ident : std::to_string(d.a)];
+    (d.added ? counts.first : counts.second)++;
+    (d.added ? added : retracted)++;
+  }
+  out_ << "tx " << r.tx_id << " (t " << tx_to_t(r.tx_id) << ") at "
+       << edn::FormatInstant(r.tx_instant) << ": " << added << " datom" << (added == 1 ? "" : "s")
+       << " added, " << retracted << " retracted\n";
+  if (!r.tempids.empty()) {
+    out_ << "tempids:";
+    size_t shown = 0;
+    for (const auto& [name, id] : r.tempids) {
+      if (shown++ == 10) {
+        out_ << " ... and " << (r.tempids.size() - 10) << " more";
+        break;
+      }
+      out_ << " " << edn::Print(edn::Value::String(name)) << " " << id;
+    }
+    out_ << "\n";
+  }
+  std::vector<std::vector<edn::Value>> rows;
+  for (const auto& [attr, counts] : per_attr)
+    rows.push_back(
+        {edn::Value::String(attr), edn::Value::Int(counts.first), edn::Value::Int(counts.second)});
+  if (!rows.empty()) PrintRows(out_, style_, {"attribute", "added", "retracted"}, rows, {});
+}
+
 Status Session::Transact(const std::string& rest) {
   MENTAT_RETURN_IF_ERROR(RequireStore());
   if (rest.empty()) return Status::InvalidArgument("usage: .transact EDN");
   MENTAT_ASSIGN_OR_RETURN(TxReport r, store_->transact(rest));
-  auto schema = store_->schema();
-  PrintValue(out_, style_, r.ToEdn(schema.get()));
+  PrintTxReport(r);
   return Status::OK();
 }
 

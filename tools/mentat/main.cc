@@ -1,6 +1,7 @@
 // mentat: the command-line shell. See `mentat --help` and doc/cli.md.
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -70,6 +71,7 @@ int main(int argc, char** argv) {
   mentat::cli::OutputStyle& style = session.style();
   style.format = args.format.value_or(tty_out ? Format::kTable : Format::kEdn);
   style.color = !args.no_color && mentat::cli::ColorWanted(STDOUT_FILENO);
+  style.max_cell = tty_out ? 60 : 0;  // .width: cut cells on a terminal only
   session.set_fit_terminal(tty_out);
   session.set_error_color(!args.no_color && mentat::cli::ColorWanted(STDERR_FILENO));
   session.set_progress(isatty(STDERR_FILENO));
@@ -90,6 +92,22 @@ int main(int argc, char** argv) {
       std::cerr << "error: cannot open store '" << args.store << "': " << st.message() << "\n";
     }
     return 1;
+  }
+  // The init file: --init FILE, else ~/.mentatrc when there is one (-n: none), run before
+  // anything else, as sqlite3 runs ~/.sqliterc.
+  std::string init = args.init_file;
+  if (init.empty() && !args.no_init) {
+    const char* home = std::getenv("HOME");
+    std::string rc = home && *home ? std::string(home) + "/.mentatrc" : "";
+    if (!rc.empty() && access(rc.c_str(), R_OK) == 0) init = rc;
+  }
+  if (!init.empty()) {
+    std::ifstream in(init);
+    if (!in) {
+      std::cerr << "error: cannot read the init file '" << init << "'\n";
+      return 1;
+    }
+    if (session.RunStream(in, init) != 0 && args.bail) return 1;
   }
   if (repl) {
     mentat::cli::ReplOptions options;

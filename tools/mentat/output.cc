@@ -11,8 +11,16 @@
 
 namespace mentat::cli {
 
+const char* const kFormatNames = "table, edn, json, jsonl, csv, markdown or line";
+
 bool ParseFormat(std::string_view name, Format* out) {
-  if (name == "edn") {
+  if (name == "jsonl") {
+    *out = Format::kJsonl;
+  } else if (name == "markdown" || name == "md") {
+    *out = Format::kMarkdown;
+  } else if (name == "line") {
+    *out = Format::kLine;
+  } else if (name == "edn") {
     *out = Format::kEdn;
   } else if (name == "json") {
     *out = Format::kJson;
@@ -36,6 +44,12 @@ const char* FormatName(Format f) {
       return "table";
     case Format::kCsv:
       return "csv";
+    case Format::kJsonl:
+      return "jsonl";
+    case Format::kMarkdown:
+      return "markdown";
+    case Format::kLine:
+      return "line";
   }
   return "edn";
 }
@@ -190,13 +204,84 @@ void PrintTable(std::ostream& out, const OutputStyle& style,
       << "\n";
 }
 
+template <typename Json>
+std::string JsonText(const Json& j) {
+  // Strings that are not UTF-8 (stored before transactions refused them) print with
+  // U+FFFD in place of the bad bytes instead of aborting the output.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// A row as a JSON object keyed by the headers, in column order.
+nlohmann::ordered_json RowObject(const std::vector<std::string>& headers,
+                                 const std::vector<edn::Value>& row) {
+  nlohmann::ordered_json o = nlohmann::ordered_json::object();
+  for (size_t i = 0; i < row.size() && i < headers.size(); ++i)
+    o[JsonKey(headers[i])] = EdnToJson(row[i]);
+  return o;
+}
+
+// A Markdown cell: one line, with '|' escaped.
+std::string MarkdownCell(const std::string& s) {
+  std::string out;
+  for (char c : OneLine(s)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+void PrintMarkdown(std::ostream& out, const OutputStyle& style,
+                   const std::vector<std::string>& headers,
+                   const std::vector<std::vector<edn::Value>>& rows) {
+  out << "|";
+  for (const auto& h : headers) out << " " << MarkdownCell(h) << " |";
+  out << "\n|";
+  for (size_t i = 0; i < headers.size(); ++i) out << "---|";
+  out << "\n";
+  for (const auto& row : rows) {
+    out << "|";
+    for (size_t i = 0; i < headers.size(); ++i) {
+      std::string cell = i < row.size() && !row[i].is_nil() ? CellText(row[i]) : "";
+      out << " " << MarkdownCell(Truncate(cell, style.max_cell)) << " |";
+    }
+    out << "\n";
+  }
+}
+
+void PrintLines(std::ostream& out, const OutputStyle& style,
+                const std::vector<std::string>& headers,
+                const std::vector<std::vector<edn::Value>>& rows) {
+  size_t w = 0;
+  for (const auto& h : headers) w = std::max(w, DisplayWidth(h));
+  for (size_t r = 0; r < rows.size(); ++r) {
+    if (r) out << "\n";
+    for (size_t i = 0; i < headers.size(); ++i) {
+      std::string cell = i < rows[r].size() && !rows[r][i].is_nil() ? CellText(rows[r][i]) : "";
+      out << std::string(w - DisplayWidth(headers[i]), ' ') << Bold(style.color) << headers[i]
+          << Reset(style.color) << " = " << Truncate(cell, style.max_cell) << "\n";
+    }
+  }
+}
+
 }  // namespace
 
+std::string JsonKey(const std::string& header) {
+  if (!header.empty() && (header[0] == '?' || header[0] == ':')) return header.substr(1);
+  return header;
+}
+
 void PrintValue(std::ostream& out, const OutputStyle& style, const edn::Value& v) {
+  if (style.format == Format::kJsonl) {
+    // A collection a line at a time; anything else on one line.
+    if (v.is_vector() || v.is_list() || v.is_set()) {
+      for (const auto& x : v.items()) out << JsonText(EdnToJson(x)) << "\n";
+    } else {
+      out << JsonText(EdnToJson(v)) << "\n";
+    }
+    return;
+  }
   if (style.format == Format::kJson) {
-    // Strings that are not UTF-8 (stored before transactions refused them) print with
-    // U+FFFD in place of the bad bytes instead of aborting the output.
-    out << EdnToJson(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    out << JsonText(EdnToJson(v)) << "\n";
   } else {
     out << edn::Print(v) << "\n";
   }
@@ -221,6 +306,15 @@ void PrintRows(std::ostream& out, const OutputStyle& style, const std::vector<st
     case Format::kTable:
       PrintTable(out, style, headers, rows);
       return;
+    case Format::kJsonl:
+      for (const auto& row : rows) out << JsonText(RowObject(headers, row)) << "\n";
+      return;
+    case Format::kMarkdown:
+      PrintMarkdown(out, style, headers, rows);
+      return;
+    case Format::kLine:
+      PrintLines(out, style, headers, rows);
+      return;
   }
 }
 
@@ -235,7 +329,10 @@ void PrintMap(std::ostream& out, const OutputStyle& style, const edn::Value& map
 }
 
 void PrintQueryResult(std::ostream& out, const OutputStyle& style, const QueryResult& r) {
-  if (style.format == Format::kEdn || style.format == Format::kJson) {
+  using Shape = QueryResult::Shape;
+  const bool rows_as_objects = r.shape == Shape::kRelation || r.shape == Shape::kTuple;
+  if (style.format == Format::kEdn || (style.format == Format::kJson && !rows_as_objects) ||
+      (style.format == Format::kJsonl && !rows_as_objects)) {
     PrintValue(out, style, r.ToEdn());
     return;
   }
@@ -247,6 +344,15 @@ void PrintQueryResult(std::ostream& out, const OutputStyle& style, const QueryRe
       if (k.is_keyword() && !h.empty() && h[0] == ':') h.erase(0, 1);
       headers.push_back(h);
     }
+  }
+  if (style.format == Format::kJson) {
+    // A relation as an array of objects keyed by column name; a tuple as one object (or
+    // null when there is no result).
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const auto& row : r.rows) j.push_back(RowObject(headers, row));
+    if (r.shape == Shape::kTuple) j = r.rows.empty() ? nlohmann::ordered_json() : j[0];
+    out << JsonText(j) << "\n";
+    return;
   }
   PrintRows(out, style, headers, r.rows, edn::Value());
 }

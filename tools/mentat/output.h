@@ -1,8 +1,11 @@
 // Printing results in the CLI's output formats.
 //
-// Four formats: aligned tables for people (headers, truncated cells, a row count, colours
-// on a terminal), and EDN, JSON and CSV for other programs (complete values, no colours,
-// no decoration). Every function writes whole lines ending in '\n'.
+// Formats for people: aligned tables (headers, truncated cells, a row count, colours on a
+// terminal), Markdown tables, and `line` (one `column = value` line per cell, a blank line
+// between rows, as sqlite3's .mode line, for wide rows). For other programs: EDN, JSON
+// (a relation as an array of objects keyed by column name), JSON Lines (one JSON value a
+// line: a row as an object) and CSV (complete values, no colours, no decoration). Every
+// function writes whole lines ending in '\n'.
 #pragma once
 
 #include <cstddef>
@@ -16,9 +19,14 @@
 
 namespace mentat::cli {
 
-enum class Format { kEdn, kJson, kTable, kCsv };
+enum class Format { kEdn, kJson, kTable, kCsv, kJsonl, kMarkdown, kLine };
 
-// Parses "edn", "json", "table" or "csv" into `*out`; false (and `*out` untouched) otherwise.
+// The formats' names, for help and error messages: "table, edn, json, jsonl, csv,
+// markdown or line".
+extern const char* const kFormatNames;
+
+// Parses "edn", "json", "jsonl", "table", "csv", "markdown" or "line" into `*out`; false
+// (and `*out` untouched) otherwise.
 bool ParseFormat(std::string_view name, Format* out);
 const char* FormatName(Format f);
 
@@ -56,6 +64,8 @@ void PrintRows(std::ostream& out, const OutputStyle& style, const std::vector<st
                const std::vector<std::vector<edn::Value>>& rows, const edn::Value& whole);
 // A map (a pulled entity): `attribute | value` rows in table and CSV, else the value.
 void PrintMap(std::ostream& out, const OutputStyle& style, const edn::Value& map);
+// The key of column `header` in a JSON object: without a leading '?' or ':'.
+std::string JsonKey(const std::string& header);
 // A query result: headers named after the find elements (or the :keys of a map result).
 void PrintQueryResult(std::ostream& out, const OutputStyle& style, const QueryResult& r);
 

@@ -124,5 +124,54 @@ TEST(Output, ParseFormat) {
   EXPECT_STREQ(FormatName(Format::kTable), "table");
 }
 
+TEST(Output, JsonLinesMarkdownAndLineFormats) {
+  std::vector<std::vector<Value>> rows = {{Value::String("Ada"), Value::Int(36)},
+                                          {Value::String("a|b"), Value()}};
+  EXPECT_EQ(Rows(OutputStyle{Format::kJsonl}, {"?name", "?age"}, rows),
+            "{\"name\":\"Ada\",\"age\":36}\n{\"name\":\"a|b\",\"age\":null}\n");
+  EXPECT_EQ(Rows(OutputStyle{Format::kMarkdown}, {"?name", "?age"}, rows),
+            "| ?name | ?age |\n|---|---|\n| Ada | 36 |\n| a\\|b |  |\n");
+  EXPECT_EQ(Rows(OutputStyle{Format::kLine}, {"?name", "?longer"}, rows),
+            "  ?name = Ada\n?longer = 36\n\n  ?name = a|b\n?longer = \n");
+  Format f;
+  ASSERT_TRUE(ParseFormat("jsonl", &f));
+  EXPECT_EQ(f, Format::kJsonl);
+  ASSERT_TRUE(ParseFormat("markdown", &f));
+  EXPECT_EQ(f, Format::kMarkdown);
+  ASSERT_TRUE(ParseFormat("line", &f));
+  EXPECT_EQ(f, Format::kLine);
+  EXPECT_STREQ(FormatName(Format::kLine), "line");
+}
+
+TEST(Output, JsonRelationsAreObjectsKeyedByColumn) {
+  QueryResult r;
+  r.shape = QueryResult::Shape::kRelation;
+  r.columns = {"?name", "(count ?f)"};
+  r.rows = {{Value::String("Ada"), Value::Int(2)}};
+  std::ostringstream out;
+  PrintQueryResult(out, OutputStyle{Format::kJson}, r);
+  EXPECT_EQ(out.str(), "[{\"name\":\"Ada\",\"(count ?f)\":2}]\n");
+  // :keys name their objects' keys without the colon.
+  r.map_keys = {Value::Keyword("who"), Value::Keyword("n")};
+  out.str("");
+  PrintQueryResult(out, OutputStyle{Format::kJson}, r);
+  EXPECT_EQ(out.str(), "[{\"who\":\"Ada\",\"n\":2}]\n");
+  // A tuple is one object; a collection stays an array of values.
+  r.map_keys.clear();
+  r.shape = QueryResult::Shape::kTuple;
+  out.str("");
+  PrintQueryResult(out, OutputStyle{Format::kJson}, r);
+  EXPECT_EQ(out.str(), "{\"name\":\"Ada\",\"(count ?f)\":2}\n");
+  r.shape = QueryResult::Shape::kCollection;
+  r.columns = {"?name"};
+  r.rows = {{Value::String("Ada")}, {Value::String("Bo")}};
+  out.str("");
+  PrintQueryResult(out, OutputStyle{Format::kJson}, r);
+  EXPECT_EQ(out.str(), "[\"Ada\",\"Bo\"]\n");
+  out.str("");
+  PrintQueryResult(out, OutputStyle{Format::kJsonl}, r);
+  EXPECT_EQ(out.str(), "\"Ada\"\n\"Bo\"\n");
+}
+
 }  // namespace
 }  // namespace mentat::cli

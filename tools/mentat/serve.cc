@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -191,6 +192,7 @@ struct Body {
   json fields = json::object();
   // For EDN bodies: the values of the fields, as EDN.
   std::map<std::string, edn::Value> edn_fields;
+  std::map<std::string, std::string> edn_names;  // camelCase -> the keyword as sent
   bool edn = false;
 };
 
@@ -229,7 +231,9 @@ Result<Body> ParseBody(const httplib::Request& req) {
   for (const auto& [k, x] : v->entries()) {
     if (!k.is_keyword())
       return Status::InvalidArgument("the EDN body's keys must be keywords, not " + edn::Print(k));
-    b.edn_fields[CamelCase(std::string(k.str()))] = x;
+    std::string camel = CamelCase(std::string(k.str()));
+    b.edn_fields[camel] = x;
+    b.edn_names[camel] = ":" + std::string(k.str());
   }
   return b;
 }
@@ -255,51 +259,64 @@ Result<std::string> EdnTextField(const Body& b, const std::string& name, bool re
   return it->get<std::string>();
 }
 
-// Query options: asOf, since, history, timeout (capped by the server's), and inputs (JSON
-// through options_from_json; EDN bodies: EDN values as they are).
-Result<QueryOptions> OptionsOf(const Body& b, const std::string& query, int64_t max_timeout) {
+// Query options: asOf, since, history, and for queries (`query` given) timeout (capped by
+// the server's) and inputs (JSON through options_from_json; EDN bodies: EDN values as
+// they are). Pulls and entities take only the database (asOf, since, history).
+Result<QueryOptions> OptionsOf(const Body& b, const std::string* query, int64_t max_timeout) {
   json o = json::object();
   std::vector<edn::Value> edn_inputs;
   bool has_edn_inputs = false;
-  static const char* kKeys[] = {"asOf", "since", "history", "timeout", "inputs"};
+  static const char* kQueryKeys[] = {"asOf", "since", "history", "timeout", "inputs"};
+  static const char* kDbKeys[] = {"asOf", "since", "history"};
+  const std::string expected =
+      query ? "query, inputs, asOf, since, history, timeout" : "pattern, eid, asOf, since, history";
+  auto known = [&](const std::string& k) {
+    for (const char* key : kQueryKeys)
+      if (k == key &&
+          (query || std::find(std::begin(kDbKeys), std::end(kDbKeys), k) != std::end(kDbKeys)))
+        return true;
+    return false;
+  };
   if (b.edn) {
     for (const auto& [k, v] : b.edn_fields) {
       if (k == "query" || k == "pattern" || k == "eid") continue;
+      auto named = b.edn_names.find(k);
+      const std::string name = named != b.edn_names.end() ? named->second : ":" + k;
+      if (!known(k))
+        return Status::InvalidArgument("unknown field " + name + " (expected " + expected +
+                                       ", as keywords)");
       if (k == "inputs") {
         if (!v.is_vector() && !v.is_list())
-          return Status::InvalidArgument(":inputs must be a vector of input values");
+          return Status::InvalidArgument(name + " must be a vector of input values");
         edn_inputs = v.items();
         has_edn_inputs = true;
       } else if (k == "history") {
-        if (!v.is_bool()) return Status::InvalidArgument(":history must be true or false");
+        if (!v.is_bool()) return Status::InvalidArgument(name + " must be true or false");
         o[k] = v.as_bool();
       } else if (k == "asOf" || k == "since" || k == "timeout") {
         if (v.is_int())
           o[k] = v.as_int();
         else if (v.is_inst())
           o[k] = "#inst \"" + edn::FormatInstant(v.as_inst_micros()) + "\"";
+        else if (k == "timeout")
+          return Status::InvalidArgument(name + " must be a number of milliseconds");
         else
-          return Status::InvalidArgument(":" + k + " must be a number");
-      } else {
-        return Status::InvalidArgument("unknown field :" + k +
-                                       " (expected :query, :inputs, :as-of, :since, :history, "
-                                       ":timeout)");
+          return Status::InvalidArgument(name + " must be a tx id (a number) or an #inst");
       }
     }
   } else {
     for (auto it = b.fields.begin(); it != b.fields.end(); ++it) {
       const std::string& k = it.key();
       if (k == "query" || k == "pattern" || k == "eid") continue;
-      bool known = false;
-      for (const char* key : kKeys) known = known || k == key;
-      if (!known)
-        return Status::InvalidArgument("unknown field \"" + k +
-                                       "\" (expected query, inputs, asOf, since, history, "
-                                       "timeout)");
+      if (!known(k))
+        return Status::InvalidArgument("unknown field \"" + k + "\" (expected " + expected + ")");
       o[k] = it.value();
     }
   }
-  MENTAT_ASSIGN_OR_RETURN(QueryOptions opts, options_from_json(query, JsonText(o)));
+  // Without a query, the options name only the database: no inputs to shape.
+  MENTAT_ASSIGN_OR_RETURN(
+      QueryOptions opts,
+      options_from_json(query ? *query : "[:find ?x :where [?x _ _]]", JsonText(o)));
   if (has_edn_inputs)
     for (auto& x : edn_inputs) opts.inputs.emplace_back(std::move(x));
   if (!opts.timeout_ms || *opts.timeout_ms <= 0 || *opts.timeout_ms > max_timeout)
@@ -647,7 +664,7 @@ int RunServe(const ServeOptions& o) {
         if (!b.ok()) return SendStatus(res, b.status(), edn);
         auto query = EdnTextField(*b, "query", true);
         if (!query.ok()) return SendStatus(res, query.status(), edn);
-        auto o = OptionsOf(*b, *query, max_timeout);
+        auto o = OptionsOf(*b, &*query, max_timeout);
         if (!o.ok()) return SendStatus(res, o.status(), edn);
         auto r = store->q(*query, *o);
         if (!r.ok()) return SendStatus(res, r.status(), edn);
@@ -693,7 +710,7 @@ int RunServe(const ServeOptions& o) {
               if (!pattern.ok()) return SendStatus(res, pattern.status(), edn);
               auto eid = EidOf(*b);
               if (!eid.ok()) return SendStatus(res, eid.status(), edn);
-              auto o = OptionsOf(*b, "[:find ?x :where [?x _ _]]", max_timeout);
+              auto o = OptionsOf(*b, nullptr, max_timeout);
               if (!o.ok()) return SendStatus(res, o.status(), edn);
               auto r = DbOf(*store, *o).pull(*pattern, *eid);
               if (!r.ok()) return SendStatus(res, r.status(), edn);
@@ -707,7 +724,7 @@ int RunServe(const ServeOptions& o) {
               if (!b.ok()) return SendStatus(res, b.status(), edn);
               auto eid = EidOf(*b);
               if (!eid.ok()) return SendStatus(res, eid.status(), edn);
-              auto o = OptionsOf(*b, "[:find ?x :where [?x _ _]]", max_timeout);
+              auto o = OptionsOf(*b, nullptr, max_timeout);
               if (!o.ok()) return SendStatus(res, o.status(), edn);
               auto e = DbOf(*store, *o).entity(*eid);
               if (!e.ok()) return SendStatus(res, e.status(), edn);
@@ -736,7 +753,18 @@ int RunServe(const ServeOptions& o) {
             return SendError(res, 400, "invalid argument", "limit must be a number", edn);
           limit = static_cast<size_t>(n);
         }
-        auto d = store->datoms(index, components);
+        // The database: asOf / since (a tx id), history (true).
+        Db db = store->db();
+        for (const char* name : {"asOf", "since"}) {
+          if (!req.has_param(name)) continue;
+          int64_t t = 0;
+          if (!ParseInt(req.get_param_value(name), 0, INT64_MAX, &t))
+            return SendError(res, 400, "invalid argument", std::string(name) + " must be a tx id",
+                             edn);
+          db = std::string(name) == "asOf" ? db.as_of(TxPoint::Tx(t)) : db.since(TxPoint::Tx(t));
+        }
+        if (req.has_param("history") && req.get_param_value("history") == "true") db = db.history();
+        auto d = db.datoms(index, components);
         if (!d.ok()) return SendStatus(res, d.status(), edn);
         auto schema = store->schema();
         edn::Vec rows;

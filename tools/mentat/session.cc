@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "input.h"
@@ -83,9 +84,17 @@ const std::vector<CommandInfo>& Commands() {
        "persist. Example: .eval (mentat.store/q (mentat.store/db conn)\n"
        "                          '[:find (count ?e) . :where [?e :db/ident]])"},
       {".read", nullptr, "FILE", "run the commands in FILE", ""},
-      {".format", nullptr, "[table|edn|json|csv]", "set (or show) the output format",
+      {".format", nullptr, "[FORMAT]", "set (or show) the output format",
+       "FORMAT: table, edn, json, jsonl, csv, markdown or line (doc/cli.md \"Output\").\n"
        "Also .mode (as in sqlite3)."},
       {".timer", nullptr, "[on|off]", "print how long each command took", ""},
+      {".output", nullptr, "[FILE]", "send output to FILE (no FILE: standard output)",
+       "Every later command's output goes to FILE (created or truncated), until .output\n"
+       "without FILE (or .output stdout). Errors still go to standard error."},
+      {".once", nullptr, "FILE", "send the next command's output to FILE", ""},
+      {".width", nullptr, "[N]", "set (or show) the widest a table cell prints",
+       "Cells wider than N characters are cut with '…' in the table, markdown and line\n"
+       "formats; 0 is unlimited. Default: 60 on a terminal, unlimited when piped."},
       {".help", nullptr, "[COMMAND]", "list the commands, or describe one", ""},
       {".exit", ".quit", "", "leave (Ctrl-D does too)", "Also .e (as in the Rust mentat shell)."},
   };
@@ -121,7 +130,8 @@ std::string FormatError(const std::string& command_name, const std::string& text
   return msg;
 }
 
-Session::Session(std::ostream& out, std::ostream& err) : out_(out), err_(err) {}
+Session::Session(std::ostream& out, std::ostream& err)
+    : base_out_(out), out_(out.rdbuf()), err_(err) {}
 
 Session::~Session() = default;
 
@@ -177,6 +187,7 @@ Status Session::Execute(const std::string& command) {
     st = Dispatch(name, rest, command);
   }
   out_.flush();
+  if (once_ && FindCommand(name) != FindCommand(".once")) RestoreOutput();
   if (timer_ && name != ".timer") {
     double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -248,6 +259,9 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".read") return Read(rest);
   if (cmd == ".format") return FormatCommand(rest);
   if (cmd == ".timer") return TimerCommand(rest);
+  if (cmd == ".output") return OutputCommand(rest, false);
+  if (cmd == ".once") return OutputCommand(rest, true);
+  if (cmd == ".width") return WidthCommand(rest);
   return Status::Internal("command " + cmd + " has no handler");
 }
 
@@ -326,7 +340,8 @@ Status Session::FormatCommand(const std::string& rest) {
   }
   Format f;
   if (!ParseFormat(rest, &f))
-    return Status::InvalidArgument("unknown format '" + rest + "' (table, edn, json or csv)");
+    return Status::InvalidArgument("unknown format '" + rest + "' (" + std::string(kFormatNames) +
+                                   ")");
   style_.format = f;
   return Status::OK();
 }
@@ -341,6 +356,44 @@ Status Session::TimerCommand(const std::string& rest) {
   } else {
     return Status::InvalidArgument("usage: .timer on|off");
   }
+  return Status::OK();
+}
+
+void Session::RestoreOutput() {
+  out_.flush();
+  out_.rdbuf(base_out_.rdbuf());
+  output_file_.reset();
+  once_ = false;
+}
+
+Status Session::OutputCommand(const std::string& rest, bool once) {
+  auto words = SplitWords(rest);
+  if (words.size() > 1)
+    return Status::InvalidArgument(once ? "usage: .once FILE" : "usage: .output [FILE]");
+  if (words.empty() || (!once && (words[0] == "stdout" || words[0] == "-"))) {
+    if (once) return Status::InvalidArgument("usage: .once FILE");
+    RestoreOutput();
+    return Status::OK();
+  }
+  auto file = std::make_unique<std::ofstream>(words[0], std::ios::out | std::ios::trunc);
+  if (!*file) return Status::Io("cannot write '" + words[0] + "'");
+  RestoreOutput();
+  output_file_ = std::move(file);
+  out_.rdbuf(output_file_->rdbuf());
+  once_ = once;
+  return Status::OK();
+}
+
+Status Session::WidthCommand(const std::string& rest) {
+  if (rest.empty()) {
+    out_ << style_.max_cell << "\n";
+    return Status::OK();
+  }
+  char* end = nullptr;
+  long long n = std::strtoll(rest.c_str(), &end, 10);
+  if (!end || *end != '\0' || n < 0 || n > 1000000)
+    return Status::InvalidArgument("usage: .width N (a number of characters; 0: unlimited)");
+  style_.max_cell = static_cast<size_t>(n);
   return Status::OK();
 }
 

@@ -6,6 +6,7 @@
 // stream. Not thread-safe.
 #pragma once
 
+#include <fstream>
 #include <functional>
 #include <istream>
 #include <memory>
@@ -86,6 +87,8 @@ class Session {
   Status Dispatch(const std::string& name, const std::string& rest, const std::string& command);
   Status Help(const std::string& rest);
   Status Transact(const std::string& rest);
+  // Prints a transaction report as .t does (a summary in the table formats).
+  void PrintTxReport(const TxReport& r);
   Status Query(const std::string& rest, bool explain);
   Status Pull(const std::string& rest);
   Status Entity(const std::string& rest);
@@ -107,13 +110,22 @@ class Session {
   Status Read(const std::string& rest);
   Status FormatCommand(const std::string& rest);
   Status TimerCommand(const std::string& rest);
+  // .output [FILE] (every later command's output; no FILE or "stdout": standard output
+  // again) and .once FILE (the next command's only).
+  Status OutputCommand(const std::string& rest, bool once);
+  void RestoreOutput();
+  // .width [N]: the widest a table cell prints (0: unlimited).
+  Status WidthCommand(const std::string& rest);
   Status RequireStore();
   // A summary: a text line in the table format, else a map (EDN, JSON) or a CSV row.
   void PrintSummary(const std::string& text, const std::vector<std::string>& keys,
                     const std::vector<edn::Value>& values);
 
-  std::ostream& out_;
+  std::ostream& base_out_;  // where output goes without .output/.once
+  std::ostream out_;        // base_out_'s buffer, or output_file_'s
   std::ostream& err_;
+  std::unique_ptr<std::ofstream> output_file_;  // .output FILE, .once FILE
+  bool once_ = false;                           // .once: back to base_out_ after a command
   std::unique_ptr<Store> store_;
   std::unique_ptr<script::Interpreter> interpreter_;  // declared after store_: freed first
   std::string path_;

@@ -385,5 +385,77 @@ TEST_F(SessionTest, CompletesCommandsArgumentsAndIdents) {
   EXPECT_EQ(Complete(session_, ".export x.edn ", "--").words, (W{"--batch", "--since"}));
 }
 
+TEST_F(SessionTest, OutputAndOnceSendResultsToAFile) {
+  char dir[] = "/tmp/mentat-output-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string all = std::string(dir) + "/all.txt", one = std::string(dir) + "/one.txt";
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string q1 = ".q [:find ?i . :where [?i :db/ident :p/name]]";
+  const std::string q2 = ".q [:find ?i . :where [?i :db/ident :db/ident]]";
+  ASSERT_TRUE(Run(q1));
+  std::string expected = out_.str();
+  ASSERT_TRUE(Run(q2));
+  expected += out_.str();
+  ASSERT_TRUE(Run(".output " + all));
+  ASSERT_TRUE(Run(q1));
+  EXPECT_EQ(out_.str(), "");
+  ASSERT_TRUE(Run(q2));
+  EXPECT_EQ(out_.str(), "");
+  ASSERT_TRUE(Run(".output"));
+  EXPECT_EQ(read(all), expected);
+  ASSERT_TRUE(Run(q1));
+  EXPECT_NE(out_.str(), "");
+  ASSERT_TRUE(Run(".once " + one));
+  ASSERT_TRUE(Run(".q [:find ?i . :where [?i :db/ident :db/ident]]"));
+  EXPECT_EQ(out_.str(), "");
+  ASSERT_TRUE(Run(".q [:find ?i . :where [?i :db/ident :db/ident]]"));
+  EXPECT_NE(out_.str(), "");  // back on the session's output
+  EXPECT_EQ(read(one), out_.str());
+  EXPECT_FALSE(Run(".once"));
+  EXPECT_FALSE(Run(".output /nonexistent-dir/x.txt"));
+  EXPECT_NE(err_.str().find("cannot write"), std::string::npos);
+  std::remove(all.c_str());
+  std::remove(one.c_str());
+  rmdir(dir);
+}
+
+TEST_F(SessionTest, WidthCutsTableCells) {
+  session_.set_format(Format::kTable);
+  ASSERT_TRUE(Run(".t [{:p/name \"abcdefghijklmnopqrstuvwxyz\"}]"));
+  ASSERT_TRUE(Run(".width 8"));
+  ASSERT_TRUE(Run(".q [:find ?n :where [_ :p/name ?n]]"));
+  EXPECT_NE(out_.str().find("abcdefg…"), std::string::npos) << out_.str();
+  ASSERT_TRUE(Run(".width"));
+  EXPECT_EQ(out_.str(), "8\n");
+  ASSERT_TRUE(Run(".width 0"));
+  ASSERT_TRUE(Run(".q [:find ?n :where [_ :p/name ?n]]"));
+  EXPECT_NE(out_.str().find("abcdefghijklmnopqrstuvwxyz"), std::string::npos);
+  EXPECT_FALSE(Run(".width -3"));
+}
+
+TEST_F(SessionTest, TransactInTableFormatPrintsASummary) {
+  session_.set_format(Format::kTable);
+  ASSERT_TRUE(
+      Run(".t [{:db/id \"a\" :p/name \"Ada\" :p/friend \"b\"} {:db/id \"b\" :p/name \"Bo\"}]"));
+  const std::string out = out_.str();
+  EXPECT_NE(out.find(": 3 datoms added, 0 retracted"), std::string::npos) << out;
+  EXPECT_NE(out.find("tempids: \"a\" 65536 \"b\" 65537"), std::string::npos) << out;
+  EXPECT_NE(out.find(":p/name   | 2     | 0"), std::string::npos) << out;
+  EXPECT_NE(out.find(":p/friend | 1     | 0"), std::string::npos) << out;
+  EXPECT_EQ(out.find(":tx-data"), std::string::npos) << out;
+  // EDN keeps the whole report, refs with their idents.
+  session_.set_format(Format::kEdn);
+  ASSERT_TRUE(
+      Run(".t [{:db/ident :p/kind :db/valueType :db.type/ref"
+          " :db/cardinality :db.cardinality/one}]"));
+  EXPECT_NE(out_.str().find(":db/valueType :db.type/ref"), std::string::npos) << out_.str();
+  EXPECT_NE(out_.str().find(":tx-data"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace mentat::cli
