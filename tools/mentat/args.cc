@@ -15,6 +15,7 @@ const char* kUsage =
     "       mentat [OPTIONS] [STORE] run SCRIPT_FILE\n"
     "       mentat [OPTIONS] check STORE\n"
     "       mentat migrate SRC DST\n"
+    "       mentat import STORE FILE [.import's options]\n"
     "       mentat serve STORE --listen HOST:PORT --tokens FILE (mentat serve --help)\n"
     "\n"
     "Opens STORE (a file, created if missing; a store in PostgreSQL for a postgresql:// URI\n"
@@ -155,6 +156,20 @@ bool ParseArgs(const std::vector<std::string>& argv, Args* args, std::string* er
       args->read_only = true;
       args->commands.push_back(".check");
       continue;
+    }
+    if (!have_store && args->commands.empty() && args->run_file.empty() && arg == "import" &&
+        i + 2 < argv.size()) {
+      // mentat import STORE FILE [FLAGS...]: .import FILE FLAGS... on STORE.
+      args->store = argv[++i];
+      have_store = true;
+      std::string cmd = ".import";
+      for (++i; i < argv.size(); ++i) {
+        const std::string& w = argv[i];
+        bool quote = w.find_first_of(" \t\"") != std::string::npos;
+        cmd += " " + (quote ? "\"" + w + "\"" : w);
+      }
+      args->commands.push_back(cmd);
+      return true;
     }
     if (!have_store && args->commands.empty() && args->run_file.empty() && arg == "migrate") {
       if (i + 2 >= argv.size()) {

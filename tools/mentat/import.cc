@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
-#include "csv.h"
+#include "import_records.h"
+#include "import_values.h"
 #include "input.h"
 
 namespace mentat::cli {
@@ -166,15 +168,6 @@ class Stream {
   bool eof_ = false;
 };
 
-std::string Plural(uint64_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
-
-std::string Committed(const ImportStats& stats) {
-  if (stats.transactions == 0) return "nothing";
-  return Plural(stats.transactions, "transaction") + " (" + Plural(stats.datoms, "datom") + ")";
-}
-
 std::string Summary(const ImportStats& stats) {
   return "committed before the error: " + Committed(stats);
 }
@@ -280,224 +273,34 @@ Status ImportEdnStream(Store& store, Stream& in, const std::string& name,
 
 // ---- CSV ----
 
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
-}
-
-bool ParseLong(const std::string& s, int64_t* out) {
-  const char* b = s.data();
-  if (!s.empty() && s[0] == '+') ++b;
-  auto [p, ec] = std::from_chars(b, s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
-}
-
-Result<edn::Value> EntityRef(const std::string& cell) {
-  int64_t n = 0;
-  if (ParseLong(cell, &n)) return edn::Value::Int(n);
-  if (cell[0] == ':') return edn::Value::Keyword(cell.substr(1));
-  if (cell[0] == '[') {
-    MENTAT_ASSIGN_OR_RETURN(edn::Value v, edn::Read(cell));
-    if (!v.is_vector() || v.size() != 2)
-      return Status::InvalidArgument("expected a lookup ref [:attr value], got " + cell);
-    return v;
-  }
-  return edn::Value::String(cell);  // a tempid
-}
-
-Result<edn::Value> TypedCell(const Attribute& attr, const std::string& cell) {
-  auto bad = [&](const char* what) {
-    return Status::InvalidArgument("expected " + std::string(what) + ", got \"" + cell + "\"");
-  };
-  if (attr.type != ValueType::kString && cell[0] == '#') {  // a tagged EDN literal
-    auto v = edn::Read(cell);
-    if (v.ok()) return *v;
-  }
-  switch (attr.type) {
-    case ValueType::kString:
-      return edn::Value::String(cell);
-    case ValueType::kLong: {
-      int64_t n = 0;
-      if (!ParseLong(cell, &n)) return bad("a long");
-      return edn::Value::Int(n);
-    }
-    case ValueType::kBigInt:
-    case ValueType::kBigDec: {
-      // The literal's text, with or without its suffix (123N, 1.50M).
-      std::string text = cell;
-      char suffix = attr.type == ValueType::kBigInt ? 'N' : 'M';
-      if (!text.empty() && text.back() == suffix) text.pop_back();
-      auto v = edn::Read(text + suffix);
-      if (!v.ok() || (v->kind() != edn::Kind::kBigInt && v->kind() != edn::Kind::kBigDec))
-        return bad(attr.type == ValueType::kBigInt ? "an integer" : "a decimal number");
-      return *v;
-    }
-    case ValueType::kUri:
-      return edn::Value::Uri(cell);
-    case ValueType::kSymbol: {
-      auto v = edn::Read(cell);
-      if (!v.ok() || v->kind() != edn::Kind::kSymbol) return bad("a symbol");
-      return *v;
-    }
-    case ValueType::kTuple: {
-      auto v = edn::Read(cell);
-      if (!v.ok() || !v->is_vector()) return bad("a tuple (an EDN vector such as [\"a\" 1])");
-      return *v;
-    }
-    case ValueType::kFloat:
-    case ValueType::kDouble: {
-      char* end = nullptr;
-      double d = std::strtod(cell.c_str(), &end);
-      if (end != cell.c_str() + cell.size()) return bad("a double");
-      return edn::Value::Float(d);
-    }
-    case ValueType::kBoolean: {
-      std::string l = cell;
-      std::transform(l.begin(), l.end(), l.begin(),
-                     [](unsigned char c) { return std::tolower(c); });
-      if (l == "true" || l == "t" || l == "1" || l == "yes") return edn::Value::Bool(true);
-      if (l == "false" || l == "f" || l == "0" || l == "no") return edn::Value::Bool(false);
-      return bad("a boolean (true or false)");
-    }
-    case ValueType::kInstant: {
-      auto t = edn::ParseInstant(cell);
-      if (!t.ok()) return bad("an instant (RFC 3339, e.g. 2024-01-31T10:00:00Z)");
-      return edn::Value::Inst(*t);
-    }
-    case ValueType::kUuid: {
-      auto u = edn::ParseUuid(cell);
-      if (!u.ok()) return bad("a uuid");
-      return edn::Value::MakeUuid(*u);
-    }
-    case ValueType::kKeyword:
-      return edn::Value::Keyword(cell[0] == ':' ? cell.substr(1) : cell);
-    case ValueType::kRef:
-      return EntityRef(cell);
-    case ValueType::kBytes: {
-      if (cell.size() % 2 != 0) return bad("hex bytes");
-      std::string bytes;
-      for (size_t i = 0; i < cell.size(); i += 2) {
-        unsigned x = 0;
-        auto [p, ec] = std::from_chars(cell.data() + i, cell.data() + i + 2, x, 16);
-        if (ec != std::errc() || p != cell.data() + i + 2) return bad("hex bytes");
-        bytes += static_cast<char>(x);
-      }
-      return edn::Value::Bytes(std::move(bytes));
-    }
-  }
-  return bad("a value");
-}
-
-Status ImportCsv(Store& store, std::string_view text, const std::string& name,
-                 const ImportOptions& options, ImportStats* stats) {
-  CsvReader reader(text);
-  std::vector<std::string> fields;
-  auto csv_error = [&](const Status& st) { return InFile(st, name, text, *stats); };
-  auto header = reader.Next(&fields);
-  if (!header.ok()) return csv_error(header.status());
-  if (!*header) return Status::OK();  // an empty file
-  auto schema = store.schema();
-  // Column -> attribute; nullptr for :db/id.
-  std::vector<const Attribute*> columns;
-  std::vector<std::string> column_names;
-  for (const auto& f : fields) {
-    std::string ident = Trim(f);
-    if (!ident.empty() && ident[0] == ':') ident.erase(0, 1);
-    column_names.push_back(":" + ident);
-    if (ident == "db/id") {
-      columns.push_back(nullptr);
-      continue;
-    }
-    const Attribute* attr = schema->attribute(ident);
-    if (!attr)
-      return csv_error(Status::Schema(
-          "1:1: the header names an unknown attribute :" + ident +
-          " (columns must name attributes of the schema, e.g. :person/name, or :db/id)"));
-    columns.push_back(attr);
-  }
-  edn::Vec batch;
-  size_t first_line = 0, last_line = 0;
-  auto flush = [&]() -> Status {
-    if (batch.empty()) return Status::OK();
-    if (options.cancel && options.cancel->load()) return Cancelled(name, *stats);
-    auto report = store.transact(edn::Value::Vector(std::move(batch)));
-    batch.clear();
-    if (!report.ok()) {
-      std::string where = first_line == last_line ? "line " + std::to_string(first_line)
-                                                  : "lines " + std::to_string(first_line) + "-" +
-                                                        std::to_string(last_line);
-      // Positions in transactor messages refer to values built here, not to the file.
-      return InFile(report.status(), name, text, *stats, where);
-    }
-    Count(*report, options, stats);
-    if (options.progress) options.progress(reader.offset(), stats->datoms);
-    return Status::OK();
-  };
-  for (;;) {
-    auto more = reader.Next(&fields);
-    if (!more.ok()) return csv_error(more.status());
-    if (!*more) break;
-    size_t line = reader.record_line();
-    if (fields.size() > columns.size())
-      return InFile(Status::InvalidArgument("the row has " + std::to_string(fields.size()) +
-                                            " fields but the header names " +
-                                            std::to_string(columns.size()) + " columns"),
-                    name, text, *stats, std::to_string(line));
-    edn::MapEntries entries;
-    std::map<Entid, edn::Vec> values;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      std::string cell = Trim(fields[i]);
-      if (cell.empty()) continue;
-      const Attribute* attr = columns[i];
-      auto v = attr ? TypedCell(*attr, cell) : EntityRef(cell);
-      if (!v.ok())
-        return InFile(
-            Status(v.status().code(), "column " + column_names[i] + ": " + v.status().message()),
-            name, text, *stats, std::to_string(line));
-      if (!attr) {
-        entries.emplace_back(edn::Value::Keyword("db/id"), *v);
-      } else {
-        values[attr->id].push_back(*v);
-      }
-    }
-    if (values.empty()) continue;
-    for (auto& [id, vs] : values) {
-      const Attribute* attr = schema->attribute(id);
-      edn::Value key = edn::Value::Keyword(attr->ident);
-      if (vs.size() == 1 && !(attr->many && attr->type == ValueType::kRef)) {
-        entries.emplace_back(key, vs[0]);
-      } else {
-        entries.emplace_back(key, edn::Value::Vector(std::move(vs)));
-      }
-    }
-    if (batch.empty()) first_line = line;
-    last_line = line;
-    batch.push_back(edn::Value::Map(std::move(entries)));
-    if (batch.size() >= std::max<size_t>(1, options.csv_batch_rows)) {
-      MENTAT_RETURN_IF_ERROR(flush());
-    }
-  }
-  return flush();
-}
-
-bool EndsWithCsv(const std::string& name) {
-  if (name.size() < 4) return false;
-  std::string ext = name.substr(name.size() - 4);
+bool EndsWith(const std::string& name, std::string_view suffix) {
+  if (name.size() < suffix.size()) return false;
+  std::string ext = name.substr(name.size() - suffix.size());
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  return ext == ".csv";
+  return ext == suffix;
+}
+
+// The format: given, or from the name (.csv, .json, .jsonl or .ndjson; else EDN).
+ImportFormat FormatOf(const ImportOptions& options, const std::string& name) {
+  if (options.format != ImportFormat::kAuto) return options.format;
+  if (EndsWith(name, ".csv")) return ImportFormat::kCsv;
+  if (EndsWith(name, ".json")) return ImportFormat::kJson;
+  if (EndsWith(name, ".jsonl") || EndsWith(name, ".ndjson")) return ImportFormat::kJsonl;
+  return ImportFormat::kEdn;
 }
 
 }  // namespace
 
 Status ImportText(Store& store, std::string_view text, const std::string& name,
                   const ImportOptions& options, ImportStats* stats) {
-  bool csv = options.format == ImportFormat::kCsv ||
-             (options.format == ImportFormat::kAuto && EndsWithCsv(name));
-  return csv ? ImportCsv(store, text, name, options, stats)
-             : ImportEdn(store, text, name, options, stats);
+  ImportFormat f = FormatOf(options, name);
+  if (f == ImportFormat::kEdn) return ImportEdn(store, text, name, options, stats);
+  RecordFormat rf = f == ImportFormat::kCsv    ? RecordFormat::kCsv
+                    : f == ImportFormat::kJson ? RecordFormat::kJson
+                                               : RecordFormat::kJsonl;
+  return ImportRecords(store, text, name, rf, options, options.report ? *options.report : std::cerr,
+                       stats);
 }
 
 Status ImportFile(Store& store, const std::string& path, const ImportOptions& options,
@@ -506,18 +309,18 @@ Status ImportFile(Store& store, const std::string& path, const ImportOptions& op
   MENTAT_RETURN_IF_ERROR(file.Open(path));
   if (file.regular()) return ImportText(store, file.text(), path, options, stats);
   Stream in(file.fd(), path);
-  bool csv = options.format == ImportFormat::kCsv ||
-             (options.format == ImportFormat::kAuto && EndsWithCsv(path));
-  if (!csv) return ImportEdnStream(store, in, path, options, stats);
-  // CSV from a stream is read whole, within the window's bound.
+  if (FormatOf(options, path) == ImportFormat::kEdn)
+    return ImportEdnStream(store, in, path, options, stats);
+  // Records from a stream are read whole, within the window's bound.
   while (!in.eof()) {
     Status more = in.More();
     if (!more.ok())
       return Status::InvalidArgument(
-          path + ": CSV from a pipe or device is read whole, and " + "this one holds more than " +
-          std::to_string(Stream::kMaxWindow >> 20) + " MiB; import it from a regular file");
+          path + ": CSV and JSON from a pipe or device are read whole, and " +
+          "this one holds more than " + std::to_string(Stream::kMaxWindow >> 20) +
+          " MiB; import it from a regular file");
   }
-  return ImportCsv(store, in.window(), path, options, stats);
+  return ImportText(store, in.window(), path, options, stats);
 }
 
 }  // namespace mentat::cli

@@ -68,11 +68,16 @@ const std::vector<CommandInfo>& Commands() {
        "(doc/performance.md, \"Attribute caches\"); answers are unchanged. Without ATTR,\n"
        "lists the cached attributes. For this session's store only. Also .uncache ATTR."},
       {".uncache", nullptr, "ATTR", "stop caching an attribute", ""},
-      {".import", nullptr, "FILE [--csv|--edn] [--batch N]", "load an EDN or CSV file",
-       "EDN: one transaction per top-level form. CSV (*.csv or --csv): a header row of\n"
-       "attributes (and optionally :db/id), one entity per row, values typed by the\n"
-       "attribute, N rows (default 1000) per transaction. Ctrl-C stops after the running\n"
-       "transaction; every committed transaction stays."},
+      {".import", nullptr, "FILE [OPTIONS]", "load an EDN, CSV, JSON or JSON Lines file",
+       "EDN: one transaction per top-level form. CSV (*.csv, --csv), JSON (*.json, --json:\n"
+       "an array of objects) and JSON Lines (*.jsonl, --jsonl): one entity per record,\n"
+       "columns naming attributes; new attributes are created with types read from the\n"
+       "values. --as NS (unqualified columns are :NS/col), --map COL=ATTR, --unique COL\n"
+       "(an identity: importing again upserts), --ref COL=ATTR (cells are lookup refs on\n"
+       "ATTR), --dry-run (print the schema and the first entities, write nothing),\n"
+       "--on-error skip|abort, --batch N (records per transaction, default 1000). Also\n"
+       "mentat import STORE FILE [OPTIONS]. Ctrl-C stops after the running transaction;\n"
+       "every committed transaction stays (doc/cli.md \"Import\")."},
       {".export", nullptr, "[FILE] [--since T] [--batch N]",
        "dump the store as EDN that .import reads back",
        "The schema first, then the entities with tempids, in transactions of about N\n"
