@@ -15,13 +15,15 @@ namespace mentat {
 
 #ifndef NDEBUG
 namespace {
+// Never destroyed: a Store held by a static object may be destroyed after every other
+// static (at exit), and must still find these.
 std::mutex& LiveMutex() {
-  static std::mutex mu;
-  return mu;
+  static auto* mu = new std::mutex;
+  return *mu;
 }
 std::set<const Store*>& LiveStores() {
-  static std::set<const Store*> live;
-  return live;
+  static auto* live = new std::set<const Store*>;
+  return *live;
 }
 }  // namespace
 
