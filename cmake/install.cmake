@@ -63,6 +63,19 @@ set(MENTAT_PYTHON_DIR "lib/python3/dist-packages" CACHE STRING
     "Where the Python package is installed, under the prefix")
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/mentat DESTINATION ${MENTAT_PYTHON_DIR}
         PATTERN "__pycache__" EXCLUDE PATTERN "*_test.py" EXCLUDE PATTERN "tests" EXCLUDE)
+# Debian's /usr/bin/python3 reads /usr/local/lib/python3.X/dist-packages (not
+# lib/python3/dist-packages) for prefixes other than /usr: a copy there makes
+# `import mentat` work after `make install` into /usr/local without PYTHONPATH.
+if(NOT CMAKE_INSTALL_PREFIX STREQUAL "/usr" AND EXISTS /usr/bin/python3)
+  execute_process(COMMAND /usr/bin/python3 -c "import sys; print('%d.%d' % sys.version_info[:2])"
+                  OUTPUT_VARIABLE MENTAT_DEBIAN_PYTHON OUTPUT_STRIP_TRAILING_WHITESPACE
+                  RESULT_VARIABLE MENTAT_DEBIAN_PYTHON_RC)
+  if(MENTAT_DEBIAN_PYTHON_RC EQUAL 0 AND MENTAT_DEBIAN_PYTHON MATCHES "^3\\.[0-9]+$")
+    install(DIRECTORY ${CMAKE_SOURCE_DIR}/python/mentat
+            DESTINATION lib/python${MENTAT_DEBIAN_PYTHON}/dist-packages
+            PATTERN "__pycache__" EXCLUDE PATTERN "tests" EXCLUDE)
+  endif()
+endif()
 
 # make package: a Debian package of the above.
 set(CPACK_GENERATOR DEB)
