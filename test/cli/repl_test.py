@@ -40,7 +40,7 @@ class Term:
     def __init__(self, args, env_extra=None, cwd=None):
         env = dict(os.environ)
         env.update({"TERM": "xterm", "INPUTRC": "/dev/null", "NO_COLOR": "1",
-                    "COLUMNS": "120", "LINES": "40"})
+                    "COLUMNS": "120", "LINES": "40", "PAGER": ""})
         env.update(env_extra or {})
         env = {k: v for k, v in env.items() if v is not None}
         pid, fd = pty.fork()
@@ -147,6 +147,31 @@ def test_banner_help_and_ctrl_d(tmp):
     t.prompt(since=m)
     t.send("\x04")  # Ctrl-D
     check(t.wait() == 0, "Ctrl-D should exit with status 0", t)
+
+
+def test_pager(tmp):
+    # The terminal has 40 rows: 60 rows of output go through $PAGER; .pager off prints
+    # them directly; short output is never paged.
+    t = Term([os.path.join(tmp, "p.db")], {"MENTAT_HISTORY": "", "PAGER": "sed s/^/PAGED:/"})
+    t.prompt()
+    numbers = ",".join(str(i) for i in range(60))
+    query = '.q [:find ?x :in [?x ...]] {"inputs": [[%s]]}' % numbers
+    m = t.mark()
+    t.line(query)
+    t.expect(r"PAGED:\(60 rows\)", since=m)
+    t.prompt(since=m)
+    m = t.mark()
+    t.line(".q [:find ?x . :in ?x] {\"inputs\": [7]}")
+    t.prompt(since=m)
+    check("PAGED:" not in t.text()[m:], "short output is not paged", t)
+    t.line(".pager off")
+    m = t.mark()
+    t.line(query)
+    t.expect(r"\(60 rows\)", since=m)
+    t.prompt(since=m)
+    check("PAGED:" not in t.text()[m:], ".pager off prints directly", t)
+    t.line(".exit")
+    check(t.wait() == 0, "exit status 0", t)
 
 
 def test_exit_status_after_error(tmp):

@@ -110,6 +110,7 @@ int main(int argc, char** argv) {
     if (session.RunStream(in, init) != 0 && args.bail) return 1;
   }
   if (repl) {
+    session.set_pager(tty_out);
     mentat::cli::ReplOptions options;
     options.history_file = mentat::cli::DefaultHistoryFile();
     options.banner = tty_out;

@@ -3,6 +3,8 @@
 // commands.cc, .import and .export in transfer.cc.
 #include "session.h"
 
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 #include "input.h"
 #include "interrupt.h"
@@ -97,6 +100,9 @@ const std::vector<CommandInfo>& Commands() {
        "Every later command's output goes to FILE (created or truncated), until .output\n"
        "without FILE (or .output stdout). Errors still go to standard error."},
       {".once", nullptr, "FILE", "send the next command's output to FILE", ""},
+      {".pager", nullptr, "[on|off]", "page long output in the interactive shell",
+       "In the interactive shell, output longer than the terminal goes through $PAGER\n"
+       "(default less -FRX; PAGER=\"\" turns it off). .pager off prints it directly."},
       {".width", nullptr, "[N]", "set (or show) the widest a table cell prints",
        "Cells wider than N characters are cut with '…' in the table, markdown and line\n"
        "formats; 0 is unlimited. Default: 60 on a terminal, unlimited when piped."},
@@ -189,7 +195,19 @@ Status Session::Execute(const std::string& command) {
   {
     CommandScope scope(store_.get());
     if (before_command_for_test_) before_command_for_test_();
+    // Paged: the output is gathered and shown at the end (not for the commands that
+    // move the output themselves).
+    const CommandInfo* info = FindCommand(name);
+    bool paging =
+        pager_ && !output_file_ && info != FindCommand(".output") && info != FindCommand(".once");
+    std::ostringstream paged;
+    if (paging) out_.rdbuf(paged.rdbuf());
     st = Dispatch(name, rest, command);
+    if (paging) {
+      out_.flush();
+      if (!output_file_) out_.rdbuf(base_out_.rdbuf());
+      Page(paged.str());
+    }
   }
   out_.flush();
   if (once_ && FindCommand(name) != FindCommand(".once")) RestoreOutput();
@@ -267,6 +285,7 @@ Status Session::Dispatch(const std::string& name, const std::string& rest,
   if (cmd == ".output") return OutputCommand(rest, false);
   if (cmd == ".once") return OutputCommand(rest, true);
   if (cmd == ".width") return WidthCommand(rest);
+  if (cmd == ".pager") return PagerCommand(rest);
   return Status::Internal("command " + cmd + " has no handler");
 }
 
@@ -387,6 +406,43 @@ Status Session::OutputCommand(const std::string& rest, bool once) {
   out_.rdbuf(output_file_->rdbuf());
   once_ = once;
   return Status::OK();
+}
+
+Status Session::PagerCommand(const std::string& rest) {
+  if (rest.empty()) {
+    out_ << (pager_ ? "on" : "off") << "\n";
+  } else if (rest == "on" || rest == "off") {
+    pager_ = rest == "on";
+  } else {
+    return Status::InvalidArgument("usage: .pager on|off");
+  }
+  return Status::OK();
+}
+
+void Session::Page(const std::string& text) {
+  size_t lines = static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+  struct winsize ws {};
+  size_t rows = ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 ? ws.ws_row : 0;
+  const char* env = std::getenv("PAGER");
+  std::string cmd = env ? env : "less -FRX";
+  if (rows == 0 || lines < rows || cmd.empty()) {
+    base_out_ << text;
+    return;
+  }
+  base_out_.flush();
+  // A pager quit before the end closes the pipe: not a reason to die of SIGPIPE.
+  struct sigaction ignore {
+  }, old{};
+  ignore.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &ignore, &old);
+  FILE* p = popen(cmd.c_str(), "w");
+  if (!p) {
+    base_out_ << text;
+  } else {
+    std::fwrite(text.data(), 1, text.size(), p);
+    pclose(p);
+  }
+  sigaction(SIGPIPE, &old, nullptr);
 }
 
 Status Session::WidthCommand(const std::string& rest) {

@@ -65,6 +65,9 @@ class Session {
   // Show a progress bar on stderr for long commands (when stderr is a terminal).
   void set_progress(bool on) { progress_ = on; }
   void set_timer(bool on) { timer_ = on; }
+  // Interactive use: output longer than the terminal goes through $PAGER (default
+  // "less -FRX"; PAGER set to "" turns it off), until .pager off.
+  void set_pager(bool on) { pager_ = on; }
   // Fit tables to the width of the terminal on standard output, read before each command
   // (the window may have been resized).
   void set_fit_terminal(bool on) { fit_terminal_ = on; }
@@ -116,6 +119,10 @@ class Session {
   void RestoreOutput();
   // .width [N]: the widest a table cell prints (0: unlimited).
   Status WidthCommand(const std::string& rest);
+  // .pager [on|off]; and showing one command's output `text` through the pager when it
+  // is longer than the terminal.
+  Status PagerCommand(const std::string& rest);
+  void Page(const std::string& text);
   Status RequireStore();
   // A summary: a text line in the table format, else a map (EDN, JSON) or a CSV row.
   void PrintSummary(const std::string& text, const std::vector<std::string>& keys,
@@ -126,6 +133,7 @@ class Session {
   std::ostream& err_;
   std::unique_ptr<std::ofstream> output_file_;  // .output FILE, .once FILE
   bool once_ = false;                           // .once: back to base_out_ after a command
+  bool pager_ = false;                          // set_pager, .pager: long output paged
   std::unique_ptr<Store> store_;
   std::unique_ptr<script::Interpreter> interpreter_;  // declared after store_: freed first
   std::string path_;
