@@ -151,13 +151,6 @@ class IoError(Error, OSError):
 
     CODE = 9
 
-    def __init__(self, message: str, code: Optional[int] = None,
-                 code_name: Optional[str] = None) -> None:
-        Error.__init__(self, message, code, code_name)
-
-    def __str__(self) -> str:
-        return self.message
-
 
 class CorruptError(Error):
     """Not a mentat store, or a damaged one (MENTAT_CORRUPT)."""
@@ -188,9 +181,6 @@ class AuthError(Error, PermissionError):
                  code_name: Optional[str] = None) -> None:
         Error.__init__(self, message, code, code_name if code_name is not None
                        else "unauthorized")
-
-    def __str__(self) -> str:
-        return self.message
 
 
 _BY_CODE: Dict[int, Type[Error]] = {
