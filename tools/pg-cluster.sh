@@ -67,8 +67,8 @@ case "$cmd" in
       printf 'local replication all trust\n' >>"$dir/data/pg_hba.conf"
     fi
     start_server "$dir"
-    as_owner "$PGBIN/psql" -U mentat -h "$dir" -p "$(cat "$dir/port")" -d postgres -qAt \
-      -c "SELECT 1 FROM pg_database WHERE datname = 'mentat'" | grep -q 1 ||
+    [ "$(as_owner "$PGBIN/psql" -U mentat -h "$dir" -p "$(cat "$dir/port")" -d postgres -qAt \
+      -c "SELECT 1 FROM pg_database WHERE datname = 'mentat'")" = 1 ] ||
       as_owner "$PGBIN/createdb" -U mentat -h "$dir" -p "$(cat "$dir/port")" mentat
     conninfo "$dir"
     ;;

@@ -103,7 +103,7 @@ for b in $BACKENDS; do
       DEFAULT_DUCKDB_EXT=$BUILD_DIR/mentat.duckdb_extension
       export MENTAT_DUCKDB_EXTENSION=${MENTAT_DUCKDB_EXTENSION:-$DEFAULT_DUCKDB_EXT}
       if [[ $MENTAT_DUCKDB_EXTENSION == "$DEFAULT_DUCKDB_EXT" && ! -f $MENTAT_DUCKDB_EXTENSION ]] &&
-         ! "$MENTAT_SCALE_BIN" backends duckdb 2>/dev/null | grep -q 'built without'; then
+         [[ $("$MENTAT_SCALE_BIN" backends duckdb 2>/dev/null) != *'built without'* ]]; then
         log "building mentat_duckdb_extension in $BUILD_DIR"
         cmake --build "$BUILD_DIR" --target mentat_duckdb_extension -j1 || exit 2
       fi ;;
@@ -119,8 +119,9 @@ for s in $EXTRA; do
   has "write_mixed concurrency_sweep cold_vs_warm variants" "$s" || { log "unknown extra '$s'"; exit 2; }
 done
 if has "$EXTRA" variants; then
+  KNOWN_VARIANTS=$("$MENTAT_SCALE_BIN" variants)
   for v in $VARIANTS; do
-    [[ $v == variants ]] || "$MENTAT_SCALE_BIN" variants | grep -qx "$v" ||
+    [[ $v == variants ]] || grep -qx -- "$v" <<<"$KNOWN_VARIANTS" ||
       { log "unknown variant '$v' (mentat-scale variants lists them)"; exit 2; }
   done
 fi

@@ -13,9 +13,14 @@ rm -rf "$WORK"
 mkdir -p "$WORK"
 PREFIX=$WORK/prefix
 fail() { echo "install test: $*" >&2; exit 1; }
+# out_has PATTERN CMD...: a line of CMD's output (stdout and stderr) matches grep's basic
+# regular expression PATTERN. The output is captured first: under pipefail,
+# "CMD | grep -q" fails at random when grep exits at the first match and CMD is still
+# writing (SIGPIPE).
+out_has() { local pat=$1 out; shift; out=$("$@" 2>&1) || true; grep -q -- "$pat" <<<"$out"; }
 
 cmake --install "$BUILD" --prefix "$PREFIX" >"$WORK/install.log" || fail "cmake --install failed"
-LIBDIR=$(dirname "$(find "$PREFIX" -name 'libmentat.so.*.*' | head -1)")
+LIBDIR=$(dirname "$(find "$PREFIX" -name 'libmentat.so.*.*' -print -quit)")
 [ -n "$LIBDIR" ] || fail "no libmentat.so.<version> installed"
 for f in "$LIBDIR/libmentat.so" "$LIBDIR/libmentat.a" "$LIBDIR/pkgconfig/mentat.pc" \
          "$LIBDIR/cmake/mentat/mentatConfig.cmake" "$PREFIX/include/mentat/mentat.h" \
@@ -35,23 +40,23 @@ cd "$WORK"
 # pkg-config: C++ (C++20) and C (C11).
 g++ -std=c++20 -o hello_pc_cxx "$SRC/hello.cc" $(pkg-config --cflags --libs mentat)
 gcc -std=c11 -Wall -Werror -o hello_pc_c "$SRC/hello.c" $(pkg-config --cflags --libs mentat)
-./hello_pc_cxx | grep -qx 'c++ people: 2' || fail "pkg-config C++ program: $(./hello_pc_cxx)"
-./hello_pc_c | grep -qx 'c people: \["Ada","Bob"\]' || fail "pkg-config C program: $(./hello_pc_c)"
-ldd ./hello_pc_c | grep -q "$LIBDIR/libmentat.so" || fail "hello_pc_c does not load the installed library"
+out_has '^c++ people: 2$' ./hello_pc_cxx || fail "pkg-config C++ program: $(./hello_pc_cxx)"
+out_has '^c people: \["Ada","Bob"\]$' ./hello_pc_c || fail "pkg-config C program: $(./hello_pc_c)"
+out_has "$LIBDIR/libmentat.so" ldd ./hello_pc_c || fail "hello_pc_c does not load the installed library"
 
 # find_package(mentat): shared and static.
 cmake -S "$SRC/consumer" -B consumer-build -G Ninja -DCMAKE_PREFIX_PATH="$PREFIX" \
   >consumer-configure.log || { cat consumer-configure.log; fail "find_package(mentat) failed"; }
 cmake --build consumer-build >consumer-build.log || { cat consumer-build.log; fail "consumer build failed"; }
-consumer-build/hello_cxx | grep -qx 'c++ people: 2' || fail "find_package C++ program"
-consumer-build/hello_c | grep -qx 'c people: \["Ada","Bob"\]' || fail "find_package C program"
-env -u LD_LIBRARY_PATH consumer-build/hello_static | grep -qx 'c++ people: 2' ||
+out_has '^c++ people: 2$' consumer-build/hello_cxx || fail "find_package C++ program"
+out_has '^c people: \["Ada","Bob"\]$' consumer-build/hello_c || fail "find_package C program"
+out_has '^c++ people: 2$' env -u LD_LIBRARY_PATH consumer-build/hello_static ||
   fail "find_package static program"
-if ldd consumer-build/hello_static | grep -q libmentat; then fail "hello_static loads libmentat.so"; fi
+if out_has libmentat ldd consumer-build/hello_static; then fail "hello_static loads libmentat.so"; fi
 
 # The CLI, its man page, the SQLite extension from the prefix.
-"$PREFIX/bin/mentat" --version | grep -q '^mentat ' || fail "installed CLI"
-man -l "$PREFIX/share/man/man1/mentat.1" 2>/dev/null | grep -q 'migrate' ||
+out_has '^mentat ' "$PREFIX/bin/mentat" --version || fail "installed CLI"
+out_has migrate man -l "$PREFIX/share/man/man1/mentat.1" ||
   grep -q 'migrate' "$PREFIX/share/man/man1/mentat.1" || fail "man page lacks migrate"
 for opt in --format --read-only --replica .import .export .explain; do
   grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$PREFIX/share/man/man1/mentat.1" ||
@@ -64,15 +69,15 @@ if command -v sqlite3 >/dev/null; then
 fi
 
 # The Python package, from the prefix.
-PYDIR=$(find "$PREFIX" -type d -name dist-packages | head -1)
+PYDIR=$(find "$PREFIX" -type d -name dist-packages -print -quit)
 if [ -n "$PYDIR" ] && [ -f "$PYDIR/mentat/__init__.py" ]; then
-  env -u LD_LIBRARY_PATH PYTHONPATH="$PYDIR" python3 -c '
+  out_has '^python ok$' env -u LD_LIBRARY_PATH PYTHONPATH="$PYDIR" python3 -c '
 import mentat
 with mentat.connect("") as c:
     c.transact("[{:db/ident :p/n :db/valueType :db.type/string :db/cardinality :db.cardinality/one}]")
     c.transact([{mentat.Keyword("p/n"): "x"}])
     assert c.q("[:find ?n . :where [_ :p/n ?n]]") == "x"
-print("python ok")' | grep -qx 'python ok' || fail "the installed Python package"
+print("python ok")' || fail "the installed Python package"
 else
   fail "the Python package is not installed"
 fi

@@ -270,7 +270,10 @@ class ServerTest(unittest.TestCase):
         self.q("[:find ?e . :where [?e :p/name \"p1\"]]")
         deadline = time.monotonic() + 5
         text = ""
-        while time.monotonic() < deadline and "GET /health 200" not in text:
+        # The server writes a request's line after it has sent the response, so wait
+        # for both lines rather than reading the log once.
+        while time.monotonic() < deadline and not (
+                "GET /health 200" in text and re.search(r"ro POST /q 200", text)):
             with open(self.server.log) as f:
                 text = f.read()
             time.sleep(0.05)
