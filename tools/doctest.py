@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs the code blocks of Markdown files that are meant to be run, exactly as written.
 
-    doctest.py [--source DIR] [--keep] [--env NAME=VALUE ...] FILE.md ...
+    doctest.py [--source DIR] [--home] [--link NAME=PATH ...] [--runner LANG=COMMAND ...]
+               [--strict] [--allow-none] [--keep] [--env NAME=VALUE ...] FILE.md ...
 
 A block is run when its fence's info string has the word `run` after the language:
 
@@ -19,12 +20,21 @@ output` block:
 A line `...` in an output block matches any number of lines; `...` at the end of a line
 matches the rest of that line. Trailing spaces and a trailing newline do not count.
 
-The `sh run` blocks of one file run in order in one bash session (`set -e -o pipefail`),
-so what one block exports or creates the next one sees, as for a reader who types them
-in order; it starts in the source checkout (--source, default: this file's checkout),
-with HOME a new empty directory, so that `~` and `$HOME` in a document are a sandbox. A
-block that fails, or whose output differs, is reported with its file:line, and the run
-exits 1. --keep leaves the HOME directory in place and prints it.
+The `run` blocks of one file run in order in one bash session (`set -e -o pipefail`), so
+what one block exports or creates the next one sees, as for a reader who types them in
+order. The session starts in the source checkout (--source, default: this file's
+checkout), or with --home in HOME. HOME is a new empty directory, so that `~` and `$HOME`
+in a document are a sandbox; --link NAME=PATH puts a symbolic link NAME to PATH in it.
+
+`sh` (`bash`, `shell`) blocks are bash. A block of another language, `python run` say,
+is the standard input of its runner, a command run in the same session (`--runner
+python="python3 -"`); a `run` block of a language without a runner is an error. With
+--strict, every block of a language that has a runner (sh always has) must say `run` or
+`no-run`, so that a new example cannot escape the test unnoticed.
+
+A block that fails, or whose output differs, is reported with its file:line, and the run
+exits 1; so does a run without any `run` block, unless --allow-none. --keep leaves the
+HOME directory in place and prints it.
 """
 import argparse
 import os
@@ -81,15 +91,34 @@ def clean(text):
     return [l.rstrip() for l in text.rstrip("\n").split("\n")] if text.strip() else []
 
 
-def run_file(path, source, env, keep):
+SHELLS = ("sh", "bash", "shell")
+
+
+def run_file(path, source, env, keep, runners, strict, in_home, links):
     todo = []  # (line, script, expected output or None)
     bs = blocks(path)
+    problems = []
     for k, (line, lang, words, text) in enumerate(bs):
-        if lang in ("sh", "bash", "shell") and "run" in words:
+        runnable = lang in SHELLS or lang in runners
+        if "run" in words:
+            if not runnable:
+                problems.append("%s:%d: a `%s run` block, but no --runner %s=..." %
+                                (path, line, lang, lang))
+                continue
             expected = None
             if k + 1 < len(bs) and bs[k + 1][1] == "text" and "output" in bs[k + 1][2]:
                 expected = bs[k + 1][3]
+            if lang not in SHELLS:
+                delim = "@@doctest-stdin-%d@@" % line
+                text = "{ %s\n} <<'%s'\n%s\n%s" % (runners[lang], delim, text, delim)
             todo.append((line, text, expected))
+        elif strict and runnable and "no-run" not in words:
+            problems.append("%s:%d: a `%s` block that says neither `run` nor `no-run`" %
+                            (path, line, lang))
+    for p in problems:
+        print("FAIL " + p)
+    if problems:
+        return len(todo), len(problems)
     if not todo:
         return 0, 0
     home = tempfile.mkdtemp(prefix="mentat-doctest-")
@@ -101,9 +130,12 @@ def run_file(path, source, env, keep):
     e = dict(os.environ)
     e.update(env)
     e["HOME"] = home
-    proc = subprocess.run(["bash", "-c", "\n".join(script)], cwd=source, env=e,
+    for name, target in links:
+        os.symlink(os.path.abspath(target), os.path.join(home, name))
+    proc = subprocess.run(["bash", "-c", "\n".join(script)], cwd=home if in_home else source,
+                          env=e,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True)
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
     outputs, current, done = [], [], 0
     for l in proc.stdout.split("\n"):
         if l.startswith(marker):
@@ -136,18 +168,26 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--home", action="store_true")
+    ap.add_argument("--allow-none", action="store_true")
+    ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--link", action="append", default=[])
+    ap.add_argument("--runner", action="append", default=[])
     ap.add_argument("--env", action="append", default=[])
     ap.add_argument("files", nargs="+")
     a = ap.parse_args()
     env = dict(kv.split("=", 1) for kv in a.env)
+    runners = dict(kv.split("=", 1) for kv in a.runner)
+    links = [kv.split("=", 1) for kv in a.link]
     total = failed = 0
     for f in a.files:
-        n, bad = run_file(os.path.abspath(f), a.source, env, a.keep)
+        n, bad = run_file(os.path.abspath(f), a.source, env, a.keep, runners, a.strict,
+                          a.home, links)
         print("doctest: %s: %d blocks run, %d failed" % (f, n, bad))
         total += n
         failed += bad
-    if total == 0:
-        print("doctest: no `sh run` blocks found")
+    if total == 0 and not failed and not a.allow_none:
+        print("doctest: no `run` blocks found")
         return 1
     return 1 if failed else 0
 
