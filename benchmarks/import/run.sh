@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The import benchmark: a CSV of ROWS rows x 10 columns (1,000,000 cells by default: longs,
 # doubles, booleans, instants, strings) into a new store with the schema inferred
-# (`mentat import STORE FILE --as bench`), REPS times; prints datoms/s per run and the
+# (`mentat import STORE FILE --as bench`, the default batch of 1,000 records per
+# transaction unless BATCH says otherwise), REPS times; prints datoms/s per run and the
 # median, and writes OUT/results.md. Goal (issue 25): at least 250,000 datoms/s.
 #
-#   benchmarks/import/run.sh [BUILD_DIR]     (env: ROWS=100000 REPS=3 OUT=...)
+#   benchmarks/import/run.sh [BUILD_DIR]     (env: ROWS=100000 REPS=3 BATCH= OUT=...)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${1:-$ROOT/build}
 ROWS=${ROWS:-100000}
 REPS=${REPS:-3}
+BATCH=${BATCH:-}
+BATCH_ARGS=()
+[ -n "$BATCH" ] && BATCH_ARGS=(--batch "$BATCH")
 OUT=${OUT:-$ROOT/benchmarks/results/$(date -u +%Y-%m-%d)-import}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -30,7 +34,7 @@ rates=()
 for rep in $(seq "$REPS"); do
   rm -f "$WORK/s.db"*
   start=$(date +%s.%N)
-  "$BUILD/mentat" --format edn import "$WORK/s.db" "$WORK/data.csv" --as bench --batch 5000 \
+  "$BUILD/mentat" --format edn import "$WORK/s.db" "$WORK/data.csv" --as bench "${BATCH_ARGS[@]}" \
     >"$WORK/summary.edn"
   end=$(date +%s.%N)
   datoms=$(python3 -c "import re,sys; print(re.search(r':datoms (\d+)', open(sys.argv[1]).read()).group(1))" "$WORK/summary.edn")
@@ -42,9 +46,9 @@ median=$(printf '%s\n' "${rates[@]}" | sort -n | awk '{a[NR]=$1} END {print a[in
 {
   echo "# Import: CSV with an inferred schema"
   echo
-  echo "$ROWS rows x 10 columns ($cells cells), \`mentat import STORE FILE --as bench --batch 5000\`"
+  echo "$ROWS rows x 10 columns ($cells cells), \`mentat import STORE FILE --as bench ${BATCH_ARGS[*]}\`"
   echo "into a new store, $REPS runs, $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ)."
-  echo "Command: \`ROWS=$ROWS REPS=$REPS benchmarks/import/run.sh\`"
+  echo "Command: \`ROWS=$ROWS REPS=$REPS BATCH=$BATCH benchmarks/import/run.sh\`"
   echo
   echo "datoms/s per run: ${rates[*]}; median $median (goal: 250,000)."
 } >"$OUT/results.md"

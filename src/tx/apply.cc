@@ -288,9 +288,9 @@ class Applier {
                              " is cardinality many");
         std::optional<DbVal> expected;
         if (t.old_is_ref) {
-          expected = DbVal::Int(t.old_ref.id);
-        } else if (!t.old_v.is_nil()) {
-          MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(*attr, t.old_v, t));
+          expected = DbVal::Int(t.old->ref.id);
+        } else if (!t.old->v.is_nil()) {
+          MENTAT_ASSIGN_OR_RETURN(DbVal v, EncodeFor(*attr, t.old->v, t));
           expected = std::move(v);
         }
         MENTAT_ASSIGN_OR_RETURN(auto current, CurrentValues(t.e.id, t.a));

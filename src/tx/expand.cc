@@ -341,6 +341,7 @@ class Expander {
     } else if (cas) {
       MENTAT_RETURN_IF_ERROR(arity(5));
       t.op = Term::Op::kCas;
+      t.old = std::make_unique<CasOld>();
     } else {
       return ErrorAt(Code::kInvalidArgument, it[0],
                      "unknown operation :" + op +
@@ -373,16 +374,16 @@ class Expander {
       MENTAT_ASSIGN_OR_RETURN(t.v_ref, ParseEntity(value));
       if (cas && !it[3].is_nil()) {
         t.old_is_ref = true;
-        MENTAT_ASSIGN_OR_RETURN(t.old_ref, ParseEntity(it[3]));
+        MENTAT_ASSIGN_OR_RETURN(t.old->ref, ParseEntity(it[3]));
       }
     } else if (attr->id == ids::kFn) {
       MENTAT_ASSIGN_OR_RETURN(t.v, FunctionSourceAt(value));
       if (cas) {
-        MENTAT_ASSIGN_OR_RETURN(t.old_v, FunctionSourceAt(it[3]));
+        MENTAT_ASSIGN_OR_RETURN(t.old->v, FunctionSourceAt(it[3]));
       }
     } else {
       t.v = value;
-      if (cas) t.old_v = it[3];
+      if (cas) t.old->v = it[3];
     }
     terms_.push_back(std::move(t));
     return Status::OK();

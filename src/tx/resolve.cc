@@ -131,7 +131,7 @@ class Resolver {
     for (auto& t : *terms) {
       MENTAT_RETURN_IF_ERROR(Fixed(&t.e));
       if (t.v_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.v_ref));
-      if (t.old_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.old_ref));
+      if (t.old_is_ref) MENTAT_RETURN_IF_ERROR(Fixed(&t.old->ref));
     }
     for (auto& t : *terms) MENTAT_RETURN_IF_ERROR(TupleRefs(&t, false));
     if (c_->is_pg()) MENTAT_RETURN_IF_ERROR(Prefetch(*terms));
@@ -140,7 +140,7 @@ class Resolver {
     for (auto& t : *terms) {
       Final(&t.e);
       if (t.v_is_ref) Final(&t.v_ref);
-      if (t.old_is_ref) Final(&t.old_ref);
+      if (t.old_is_ref) Final(&t.old->ref);
     }
     if (!pending_tuples_.empty())
       for (auto& t : *terms) MENTAT_RETURN_IF_ERROR(TupleRefs(&t, true));
@@ -228,7 +228,7 @@ class Resolver {
     if (!attr || attr->type != ValueType::kTuple) return Status::OK();
     MENTAT_RETURN_IF_ERROR(TupleValueRefs(*attr, &t->v, *t, allocated));
     if (t->op == Term::Op::kCas)
-      MENTAT_RETURN_IF_ERROR(TupleValueRefs(*attr, &t->old_v, *t, allocated));
+      MENTAT_RETURN_IF_ERROR(TupleValueRefs(*attr, &t->old->v, *t, allocated));
     return Status::OK();
   }
 
@@ -427,7 +427,7 @@ class Resolver {
     for (const auto& t : terms) {
       note(t.e);
       if (t.v_is_ref) note(t.v_ref);
-      if (t.old_is_ref) note(t.old_ref);
+      if (t.old_is_ref) note(t.old->ref);
     }
     for (const auto& t : terms)
       if (t.op == Term::Op::kAdd && t.e.kind == EntityPlace::Kind::kTempid && t.a == ids::kIdent)
@@ -457,8 +457,8 @@ class Resolver {
               "\" is retracted but never asserted, so it names no entity, in " + Describe(t));
       for (const auto& t : terms)
         if ((t.v_is_ref && t.v_ref.kind == EntityPlace::Kind::kTempid && t.v_ref.name == name) ||
-            (t.old_is_ref && t.old_ref.kind == EntityPlace::Kind::kTempid &&
-             t.old_ref.name == name))
+            (t.old_is_ref && t.old->ref.kind == EntityPlace::Kind::kTempid &&
+             t.old->ref.name == name))
           return Status::InvalidArgument(
               ":db.error/tempid-not-an-entity: tempid \"" + name +
               "\" is used only as a value; a new entity needs a datom of its own, in " +

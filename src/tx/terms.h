@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct EntityPlace {
   bool internal = false;  // kTempid made up for a map without :db/id (not reported)
 };
 
+struct Term;
+
+// :db/cas's expected old value (nil: absent), in the same form as the new value: an entity
+// place for a ref attribute (Term::old_is_ref), else a plain value. Held apart from the
+// term because most terms are not :db/cas and terms are many.
+struct CasOld {
+  EntityPlace ref;
+  edn::Value v;
+};
+
 struct Term {
   enum class Op : uint8_t { kAdd, kRetract, kRetractAttr, kRetractEntity, kCas };
   Op op = Op::kAdd;
@@ -32,10 +43,9 @@ struct Term {
   bool v_is_ref = false;
   EntityPlace v_ref;
   edn::Value v;
-  // :db/cas: the expected old value (nil: absent), in the same form as the new value.
+  // :db/cas (and only it): the expected old value.
   bool old_is_ref = false;
-  EntityPlace old_ref;
-  edn::Value old_v;
+  std::unique_ptr<CasOld> old;
   // The source, for error messages: a list form in `form`; for a term from an entity map,
   // `form` is nil and the map entry is named instead (pointers into the transaction data,
   // which outlives the terms), to be shown as [:db/add id key value] when needed.
