@@ -31,6 +31,9 @@ class Dialect {
   // `x` as an expression without column affinity (so comparing it with `v` may use v's
   // index).
   virtual Expr NoAffinity(const Expr& x) const = 0;
+  // An element of a row value that another row value is compared with (tuples of parts
+  // compare elementwise): the engine must find an ordering for each pair of elements.
+  virtual Expr RowElement(const Expr& x) const { return x; }
   // A column of a UNION of arms that may read it from columns of different types.
   virtual std::string UnionColumn(const std::string& x) const { return x; }
   // NULL as such a column (typed where the engine types a UNION's columns by its arms).

@@ -36,6 +36,9 @@ class Pg : public Dialect {
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
   Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
   std::string UnionColumn(const std::string& x) const override { return "mentat_json(" + x + ")"; }
+  // jsonb against jsonb: the cross-type operators (jsonb < text...) are in no btree
+  // operator family, which a row comparison needs.
+  Expr RowElement(const Expr& x) const override { return "mentat_json(" + x + ")"; }
   std::string UnionNull() const override { return "CAST(NULL AS jsonb)"; }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string&) const override { return ""; }
@@ -170,6 +173,26 @@ class Pg : public Dialect {
         return "mentat_re_find(" + text(0) + ", " + text(1) + ")";
       case Fn::kReMatches:
         return "mentat_re_matches(" + text(0) + ", " + text(1) + ")";
+      // The value functions of format_pg.cc: jsonb in, as the value column holds it.
+      case Fn::kFmtInst:
+        return "mentat_fmt_inst(" + arg(0) + ")";
+      case Fn::kFmtUuid:
+        return "mentat_fmt_uuid(" + arg(0) + ")";
+      case Fn::kFmtDecimal:
+        return "mentat_fmt_decimal(" + arg(0) + ", " + arg(1) + ")";
+      case Fn::kDecimalKey:
+        return "mentat_decimal_key(" + arg(0) + ")";
+      case Fn::kTupleGet:
+        return "mentat_tuple_get(" + arg(0) + ", " + arg(1) + ")";
+      case Fn::kTupleType:
+        return "mentat_tuple_type(" + arg(0) + ", " + arg(1) + ")";
+      case Fn::kTuple: {
+        // (ValueType code, value) pairs, every one as jsonb.
+        std::string out = "mentat_tuple(VARIADIC ARRAY[";
+        for (size_t i = 0; i < a.size(); ++i)
+          out += (i ? ", mentat_json(" : "mentat_json(") + a[i] + ")";
+        return out + "]::jsonb[])";
+      }
       default: {
         // Not spelled for PostgreSQL yet: the statement fails when it is planned, naming
         // the function SQLite's dialect calls.

@@ -389,11 +389,11 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
           return ClauseError(Code::kSchema, c.form,
                              "type mismatch: cannot compare a tuple with a " +
                                  std::string(VTName(a.type == VT::kTuple ? b.type : a.type)));
-        auto row = [](const VarBind& t, size_t k) {
+        auto row = [&](const VarBind& t, size_t k) {
           Expr r;
           for (size_t j = 0; j < k; ++j) {
             if (t.parts[j].type == VT::kTuple) return Expr();
-            r += (j ? ", " : "") + t.parts[j].sql;
+            r += (j ? ", " : "") + unit_->dialect->RowElement(t.parts[j].sql);
           }
           return "(" + r + ")";
         };

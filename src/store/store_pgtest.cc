@@ -78,6 +78,38 @@ TEST_F(StorePg, AStoreInASchemaKeepsItsDataAcrossOpens) {
   EXPECT_EQ(edn::Print(before->ToEdn()), "10");
 }
 
+// A store made before the value functions existed (here: with them dropped) gets them
+// when it is opened read-write, and its tuple and bigint queries work; a read-only open
+// before that is refused with the reason.
+TEST_F(StorePg, AStoreWithoutTheValueFunctionsGetsThemOnOpen) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->transact("[{:db/ident :p/pt :db/valueType :db.type/tuple :db/tupleType "
+                            ":db.type/long :db/cardinality :db.cardinality/one} "
+                            "{:db/ident :p/big :db/valueType :db.type/bigint :db/cardinality "
+                            ":db.cardinality/one}]")
+                    .ok());
+    ASSERT_TRUE(s->transact("[{:p/pt [1 2] :p/big 12345678901234567890N}]").ok());
+  }
+  for (const char* fn : {"mentat_tuple(jsonb[])", "mentat_tuple_get(jsonb,bigint)",
+                         "mentat_fmt_decimal(jsonb,integer)"})
+    ASSERT_TRUE(admin_->Exec("DROP FUNCTION " + schema_ + "." + fn).ok()) << fn;
+  Options ro;
+  ro.read_only = true;
+  auto refused = Store::open(Name(), ro);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("upgrade"), std::string::npos)
+      << refused.status().ToString();
+  auto s = Open();
+  ASSERT_TRUE(s);
+  auto q = s->q(
+      "[:find ?x ?y ?s :where [?e :p/pt ?t] [(untuple ?t) [?x ?y]] [?e :p/big ?b] "
+      "[(> ?b 5)] [(str ?b) ?s]]");
+  ASSERT_TRUE(q.ok()) << q.status().ToString();
+  EXPECT_EQ(edn::Print(q->ToEdn()), "[[1 2 \"12345678901234567890\"]]");
+}
+
 TEST_F(StorePg, ANameWithoutAStoreIsNotFoundWhenCreateIsOff) {
   Options o;
   o.create = false;
