@@ -10,8 +10,9 @@
 #   BACKENDS       embedded embedded-cache embedded-nocounts sqlite-sql sqlite-ext duckdb
 #                  pg (mentat on PostgreSQL: run.sh starts a private PostgreSQL 15 cluster
 #                  under OUT/pg-cluster, unix socket only, and migrates each scale's store
-#                  into it; reads, checks, variants and concurrency_sweep, not yet
-#                  write_mixed or cold_vs_warm; MENTAT_SCALE_PG names another database)
+#                  into it; reads, checks, variants, concurrency_sweep and write_mixed
+#                  (on a copy migrated into schema write_mixed_SCALE), not cold_vs_warm;
+#                  MENTAT_SCALE_PG names another database)
 #                  pg-sql (hand-written SQL over the same PostgreSQL schema: pg's baseline,
 #                  as sqlite-sql is embedded's; reads, checks and variants)
 #                  (embedded-nocounts: embedded without the value_counts pass)
@@ -128,7 +129,7 @@ fi
 
 mkdir -p "$OUT/plans" "$DATA_ROOT" || exit 2
 
-# pg: a private cluster for this run (stopped at exit) unless MENTAT_SCALE_PG names a
+# pg: a private cluster for this run (stopped and deleted at exit) unless MENTAT_SCALE_PG names a
 # database; each scale's store is migrated into a schema of it below.
 PG_BASE=${MENTAT_SCALE_PG:-}
 if { has "$BACKENDS" pg || has "$BACKENDS" pg-sql; } && [[ -z $PG_BASE ]]; then
@@ -143,7 +144,8 @@ if { has "$BACKENDS" pg || has "$BACKENDS" pg-sql; } && [[ -z $PG_BASE ]]; then
   fi
   PG_BASE=$("$ROOT/tools/pg-cluster.sh" start "$PG_CLUSTER" "${PG_PORT:-55432}") ||
     { log "cannot start a PostgreSQL cluster in $PG_CLUSTER"; exit 2; }
-  trap '"$ROOT/tools/pg-cluster.sh" stop "$PG_CLUSTER" >/dev/null 2>&1; [[ -n $PG_TMP ]] && rm -rf "$PG_TMP"' EXIT
+  # Stopped and deleted at exit: its data is a copy of the run's stores.
+  trap '"$ROOT/tools/pg-cluster.sh" stop "$PG_CLUSTER" >/dev/null 2>&1; rm -rf "$PG_CLUSTER"; [[ -n $PG_TMP ]] && rm -f "$OUT/pg-cluster"' EXIT
   export MENTAT_SCALE_PG=$PG_BASE
 fi
 CHECK_FAILED=0
@@ -309,16 +311,29 @@ EOF
     WM=$D/write_mixed.db
     for rep in $(seq 1 "$REPS"); do
       for b in $RUN_BACKENDS; do
-        [[ $b == pg || $b == pg-sql ]] && { log "write_mixed: $b is not run yet (it writes to a copy of the file)"; continue; }
+        [[ $b == pg-sql ]] && { log "write_mixed: pg-sql is not run (its writes are not written for PostgreSQL)"; continue; }
         log "write_mixed: $b $scale rep $rep ($MIXED_S s, $MIXED_READERS readers)"
         rm -f "$WM" "$WM-wal" "$WM-shm"
         sqlite3 "$STORE" "PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null &&
           cp "$STORE" "$WM" && cp "$STORE.load.json" "$WM.load.json" &&
           cp "$STORE.issues" "$WM.issues" || { ERRORS=1; continue; }
+        if [[ $b == pg ]]; then
+          # The copy in a schema of its own, migrated from the copied file (same ids).
+          WM_SCHEMA=write_mixed_$scale
+          psql "$PG_BASE" -qc "DROP SCHEMA IF EXISTS $WM_SCHEMA CASCADE" >/dev/null 2>&1
+          "$BUILD_DIR/mentat" migrate "$WM" "$PG_BASE schema=$WM_SCHEMA" >/dev/null ||
+            { ERRORS=1; log "migrate the write_mixed copy into PostgreSQL failed"; continue; }
+          SCALE_PG=$MENTAT_SCALE_PG
+          export MENTAT_SCALE_PG="$PG_BASE schema=$WM_SCHEMA"
+        fi
         drive mixed --backend "$b" --store "$WM" "${COMMON[@]}" --rep "$rep" \
           --seconds "$MIXED_S" --readers "$MIXED_READERS"
         log "checks after write_mixed: $b $scale rep $rep"
         drive check --backend "$b" --store "$WM" "${COMMON[@]}" --phase after "${ALLOW[@]}"
+        if [[ $b == pg ]]; then
+          psql "$PG_BASE" -qc "DROP SCHEMA IF EXISTS $WM_SCHEMA CASCADE" >/dev/null 2>&1
+          export MENTAT_SCALE_PG=$SCALE_PG
+        fi
         rm -f "$WM" "$WM-wal" "$WM-shm" "$WM.load.json" "$WM.issues"
       done
     done
