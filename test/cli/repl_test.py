@@ -6,7 +6,8 @@ session and across sessions through the history file, multi-line input with the
 continuation prompt, tab completion of commands, options and attribute idents, Ctrl-C at
 the prompt (clears the input, keeps the shell), Ctrl-C during a long .import (stops it
 between transactions, every committed transaction intact) and during a long query,
-Ctrl-D and .exit, the exit status, colours only without NO_COLOR.
+Ctrl-D and .exit, the exit status, colours only without NO_COLOR, the pager, the init file
+(~/.mentatrc, --init FILE, -n).
 
 Usage: repl_test.py --mentat PATH [-k NAME]
 """
@@ -458,6 +459,54 @@ def test_colors(tmp):
     t.expect(r"error:")
     t.prompt()
     check(b"\x1b[1;31m" not in t.raw[m:], "NO_COLOR turns colours off", t)
+    t.line(".exit")
+    t.wait()
+
+
+def test_init_file(tmp):
+    # ~/.mentatrc runs once the store is open, before the first prompt (here: JSON output
+    # and a schema); --init FILE runs instead of it; -n skips it (the table format of a
+    # terminal then).
+    home = os.path.join(tmp, "home")
+    os.makedirs(home)
+    with open(os.path.join(home, ".mentatrc"), "w") as f:
+        f.write(".format json\n" + SCHEMA + "\n")
+    other = os.path.join(tmp, "other.rc")
+    with open(other, "w") as f:
+        f.write(".format edn\n")
+    store = os.path.join(tmp, "i.db")
+    query = '.q [:find ?x ?y :in ?x ?y] {"inputs": [7, "a"]}'
+    env = {"MENTAT_HISTORY": "", "HOME": home}
+
+    t = Term([store], env)
+    t.prompt()
+    m = t.mark()
+    t.line(query)
+    t.expect(r'\[\{"x":7,"y":"a"\}\]', since=m)
+    t.prompt(since=m)
+    m = t.mark()
+    t.line('.t [{:person/name "Ann"}]')  # the schema the init file transacted
+    t.expect(r'":tx-id":\d+', since=m)
+    t.prompt(since=m)
+    t.line(".exit")
+    check(t.wait() == 0, "exit status 0 after the init file", t)
+
+    t = Term(["--init", other, store], env)
+    t.prompt()
+    m = t.mark()
+    t.line(query)
+    t.expect(r'\[\[7 "a"\]\]', since=m)
+    t.prompt(since=m)
+    t.line(".exit")
+    t.wait()
+
+    t = Term(["-n", store], env)
+    t.prompt()
+    m = t.mark()
+    t.line(query)
+    t.expect(r"\?x\s*\|\s*\?y", since=m)
+    t.prompt(since=m)
+    check('"x":7' not in t.text()[m:], "-n skips ~/.mentatrc", t)
     t.line(".exit")
     t.wait()
 
