@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "csv.h"
@@ -242,10 +244,10 @@ class Importer {
     // Plan: every column's attribute, and what the values of new ones look like.
     for (const auto& r : records)
       for (const auto& [key, v] : r.fields) {
-        auto col = ColumnOf(key, o_.as_ns, r.line);
+        auto col = CachedColumnOf(key, o_.as_ns, r.line);
         if (!col.ok()) return col.status();
-        if (col->ident == "db/id") continue;
-        MENTAT_RETURN_IF_ERROR(Observe(*col, v, r.line));
+        if ((*col)->col.ident == "db/id") continue;
+        MENTAT_RETURN_IF_ERROR(Observe((*col)->col, v, r.line));
       }
     for (const auto& [col, target] : o_.ref_columns) {
       const Attribute* t = schema_->attribute(Unprefixed(target));
@@ -286,6 +288,21 @@ class Importer {
  private:
   static std::string Unprefixed(const std::string& s) {
     return !s.empty() && s[0] == ':' ? s.substr(1) : s;
+  }
+
+  // A column, and its attribute once the schema has it (Entity): what ColumnOf and
+  // AttributeOf say, remembered by namespace and key, as every record names the same
+  // columns (an import of many rows spends no time on them per cell).
+  struct KnownColumn {
+    Column col;
+    const Attribute* attr = nullptr;
+  };
+  Result<KnownColumn*> CachedColumnOf(const std::string& key, const std::string& ns, size_t line) {
+    auto& by_key = known_[ns];
+    auto it = by_key.find(key);
+    if (it != by_key.end()) return &it->second;
+    MENTAT_ASSIGN_OR_RETURN(Column c, ColumnOf(key, ns, line));
+    return &by_key.emplace(key, KnownColumn{std::move(c), nullptr}).first->second;
   }
 
   Result<Column> ColumnOf(const std::string& key, const std::string& ns, size_t line) const {
@@ -374,6 +391,8 @@ class Importer {
     if (!r.ok()) return Status(r.status().code(), "the inferred schema: " + r.status().message());
     ++stats_->transactions;
     schema_ = store_.schema();
+    for (auto& [ns, by_key] : known_)
+      for (auto& [key, k] : by_key) k.attr = nullptr;  // of the schema before
     return Status::OK();
   }
 
@@ -441,7 +460,8 @@ class Importer {
     std::vector<std::pair<const Attribute*, edn::Vec>> values;
     for (const auto& [key, v] : fields) {
       if (v.is_null()) continue;
-      MENTAT_ASSIGN_OR_RETURN(Column c, ColumnOf(key, ns, line));
+      MENTAT_ASSIGN_OR_RETURN(KnownColumn * known, CachedColumnOf(key, ns, line));
+      const Column& c = known->col;
       if (c.ident == "db/id") {
         if (!v.is_string() && !v.is_number_integer())
           return Status::InvalidArgument("column " + key +
@@ -452,13 +472,15 @@ class Importer {
         entries.emplace_back(edn::Value::Keyword("db/id"), std::move(id));
         continue;
       }
-      const Attribute* a = AttributeOf(c.ident);
+      if (!known->attr) known->attr = AttributeOf(c.ident);
+      const Attribute* a = known->attr;
       if (!a) return Status::Schema("unknown attribute :" + c.ident);
       auto value = Value(c, *a, v, line);
       if (!value.ok())
         return Status(value.status().code(), "column " + key + ": " + value.status().message());
-      auto at = std::find_if(values.begin(), values.end(),
-                             [&](const auto& p) { return p.first->ident == a->ident; });
+      auto at = std::find_if(values.begin(), values.end(), [&](const auto& p) {
+        return p.first == a || p.first->ident == a->ident;
+      });
       if (at == values.end()) {
         values.emplace_back(a, edn::Vec());
         at = values.end() - 1;
@@ -536,6 +558,7 @@ class Importer {
   std::map<std::string, Seen> fresh_;
   std::map<std::string, Column> columns_;
   std::map<std::string, Attribute> dry_attrs_;
+  std::unordered_map<std::string, std::unordered_map<std::string, KnownColumn>> known_;
 };
 
 }  // namespace
