@@ -173,7 +173,8 @@ class Pg : public Dialect {
         return "mentat_re_find(" + text(0) + ", " + text(1) + ")";
       case Fn::kReMatches:
         return "mentat_re_matches(" + text(0) + ", " + text(1) + ")";
-      // The value functions of format_pg.cc: jsonb in, as the value column holds it.
+      // The value functions of storage/format_pg_values.cc: jsonb in, as the value column
+      // holds it.
       case Fn::kFmtInst:
         return "mentat_fmt_inst(" + arg(0) + ")";
       case Fn::kFmtUuid:

@@ -24,8 +24,6 @@ struct EntityPlace {
   bool internal = false;  // kTempid made up for a map without :db/id (not reported)
 };
 
-struct Term;
-
 // :db/cas's expected old value (nil: absent), in the same form as the new value: an entity
 // place for a ref attribute (Term::old_is_ref), else a plain value. Held apart from the
 // term because most terms are not :db/cas and terms are many.
