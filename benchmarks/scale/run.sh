@@ -25,6 +25,11 @@
 #                  which the variants read; a separate store file, embedded-graph.db, so
 #                  the eight scenarios keep their dataset otherwise  [1 with variants, else 0]
 #   VARIANTS       the variants to run: "variants" (all) or variant/NAME ... [variants]
+#   INTERLEAVE     how the variants' timed points are ordered: "variant" (each variant on
+#                  every backend in turn, one process per point, the backends' order
+#                  reversed every other rep, so a slow spell of a shared machine hits both
+#                  sides of a ratio) or "backend" (each backend runs every variant in one
+#                  process, then the next backend)                      [variant]
 #   VARIANT_TIMEOUT_S  a variant check's query still running after this is stopped and
 #                  the check is SKIP, not FAIL (a slow query is measured, not wrong) [PROBE_S]
 #   CLIENTS        client counts of concurrency_sweep                  [1 2 4 8 16]
@@ -65,6 +70,7 @@ MIN_N=${MIN_N:-30}
 MAX_S=${MAX_S:-60}
 PROBE_S=${PROBE_S:-20}
 VARIANTS=${VARIANTS:-variants}
+INTERLEAVE=${INTERLEAVE:-variant}
 if [[ " $EXTRA " == *" variants "* ]]; then GRAPH=${GRAPH:-1}; else GRAPH=${GRAPH:-0}; fi
 VARIANT_TIMEOUT_S=${VARIANT_TIMEOUT_S:-$PROBE_S}
 MIXED_S=${MIXED_S:-60}
@@ -116,6 +122,8 @@ for s in $SCENARIOS; do
   if has "$ALL_READS" "$s"; then READS+=("$s");
   elif [[ $s != bulk_load ]]; then log "unknown scenario '$s'"; exit 2; fi
 done
+[[ $INTERLEAVE == variant || $INTERLEAVE == backend ]] ||
+  { log "INTERLEAVE is variant or backend, not '$INTERLEAVE'"; exit 2; }
 for s in $EXTRA; do
   has "write_mixed concurrency_sweep cold_vs_warm variants" "$s" || { log "unknown extra '$s'"; exit 2; }
 done
@@ -189,7 +197,7 @@ done
   echo "mentat_git:    $(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) ($(git -C "$ROOT" status --porcelain 2>/dev/null | wc -l) files changed in the work tree)"
   echo "driver_bin:    $MENTAT_SCALE_BIN"
   echo "run_backends:  $RUN_BACKENDS"
-  for v in SCALES BACKENDS SCENARIOS EXTRA GRAPH VARIANTS VARIANT_TIMEOUT_S CLIENTS REPS MIN_S MIN_N \
+  for v in SCALES BACKENDS SCENARIOS EXTRA GRAPH VARIANTS INTERLEAVE VARIANT_TIMEOUT_S CLIENTS REPS MIN_S MIN_N \
            MAX_S PROBE_S MIXED_S MIXED_READERS DATA_ROOT OUT SEED THREADS COLD_DROP \
            ALLOW_UNAVAILABLE; do
     printf '%-14s %s\n' "$v:" "${!v}"
@@ -279,13 +287,30 @@ EOF
       drive check --backend "$b" --store "$STORE" "${COMMON[@]}" --phase variants \
         --variants "$VARIANTS" --timeout-s "$VARIANT_TIMEOUT_S" "${ALLOW[@]}"
     done
-    for rep in $(seq 1 "$REPS"); do
-      for b in $VB; do
-        log "variants: $b $scale rep $rep"
-        drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
-          --scenarios "$VARIANTS" --clients 1 "${RULES[@]}"
+    if [[ $INTERLEAVE == backend ]]; then
+      for rep in $(seq 1 "$REPS"); do
+        for b in $VB; do
+          log "variants: $b $scale rep $rep"
+          drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+            --scenarios "$VARIANTS" --clients 1 "${RULES[@]}"
+        done
       done
-    done
+    else
+      VLIST=$VARIANTS
+      [[ " $VARIANTS " == *" variants "* ]] && VLIST=$("$MENTAT_SCALE_BIN" variants)
+      VB_REV=$(tr ' ' '\n' <<<"$VB" | tac | tr '\n' ' ')
+      for rep in $(seq 1 "$REPS"); do
+        log "variants: $VB $scale rep $rep, interleaved by variant"
+        order=$VB
+        ((rep % 2 == 0)) && order=$VB_REV
+        for v in $VLIST; do
+          for b in $order; do
+            drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+              --scenarios "$v" --clients 1 "${RULES[@]}"
+          done
+        done
+      done
+    fi
   fi
   if has "$EXTRA" concurrency_sweep; then
     for rep in $(seq 1 "$REPS"); do

@@ -2,8 +2,8 @@
 //
 // Every entity to pull becomes a node: (entity, pattern, parent). Nodes of one level are
 // grouped by pattern, and each group reads the attributes of all its entities with one
-// SQL statement (`e IN (SELECT value FROM json_each(?1))`) and its reverse attributes
-// with another, so the number of statements grows with the depth and size of the
+// SQL statement (driven by a JSON array of the entities, README.md "Execution") and its
+// reverse attributes with another, so the number of statements grows with the depth and size of the
 // pattern, never with the number of entities. Refs that need more pulling (nested
 // patterns, recursion, component expansion) become nodes of the next level. When every
 // level is read, values are built bottom-up: children always come after their parents in
@@ -11,6 +11,7 @@
 // cannot overflow the stack).
 #include <algorithm>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "pull/pull.h"
@@ -60,6 +61,7 @@ struct Row {
   Entid e;
   Entid a;
   edn::Value v;
+  uint32_t arm = 0;  // the statement arm (group) that read it, when several did
 };
 
 std::string JsonIds(const std::vector<Entid>& ids) {
@@ -85,7 +87,8 @@ struct Group {
 };
 
 // Streams the rows of `eids` (sorted, distinct), forward or reverse, restricted to
-// `attrs` when not empty, in (e, a, v) order.
+// `attrs` when not empty: in entity order, one entity's rows grouped by attribute, each
+// attribute's values in index order.
 class Cursor {
  public:
   Status Open(storage::Connection* c, const Schema& schema, const ResolvedView& view, bool reverse,
@@ -108,9 +111,22 @@ class Cursor {
       done_ = true;
       return Status::OK();
     }
+    // Forward reads of the current datoms on SQLite are driven by the entity arrays
+    // (views::CurrentOfEntities): already in entity order, without the ORDER BY's merge
+    // or the temporary index `e IN (SELECT ...)` builds. Several arms are concatenated
+    // and put in order by TakeAll. One entity alone keeps `e = ?1`.
+    driven_ = !reverse && !c->is_pg() && !view.shape().filtered() &&
+              !(live.size() == 1 && live[0]->eids.size() == 1);
+    arms_ = live.size();
     const char* ecol = reverse ? "v" : "e";
-    std::string sql = reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
-    for (size_t k = 0; k < live.size(); ++k) {
+    std::string sql = driven_ ? "" : reverse ? "SELECT v, a, e FROM (" : "SELECT e, a, v FROM (";
+    for (size_t k = 0; k < live.size() && driven_; ++k) {
+      const Group& g = *live[k];
+      sql += (k ? " UNION ALL " : "") + CurrentOfEntities("?" + std::to_string(k + 1),
+                                                          g.attrs.empty() ? "" : InList(g.attrs),
+                                                          arms_ > 1 ? std::to_string(k) : "");
+    }
+    for (size_t k = 0; k < live.size() && !driven_; ++k) {
       const Group& g = *live[k];
       const std::string param = "?" + std::to_string(k + 1);
       std::string where =
@@ -126,7 +142,7 @@ class Cursor {
                                           : AttrIndex::kAvet;
       sql += (k ? " UNION ALL " : "") + ViewSql(view, where, index);
     }
-    sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
+    if (!driven_) sql += reverse ? ") ORDER BY v, a, e" : ") ORDER BY e, a, v";
     // Statements over the current view are cached; as-of and since statements embed their
     // time point, so they are prepared per call rather than piling up in the cache.
     if (!view.as_of && !view.since) {
@@ -139,7 +155,7 @@ class Cursor {
     }
     for (size_t k = 0; k < live.size(); ++k) {
       const int param = static_cast<int>(k + 1);
-      if (live[k]->eids.size() == 1) {
+      if (live[k]->eids.size() == 1 && !driven_) {
         s_->BindInt(param, live[k]->eids[0]);
       } else {
         s_->BindText(param, JsonIds(live[k]->eids));
@@ -159,10 +175,33 @@ class Cursor {
     return Status::OK();
   }
 
+  // Appends every row to `out`, in (e, a, v) order. A datom two groups both read comes
+  // twice, adjacent (once from driven arms).
   Status TakeAll(std::vector<Row>* out) {
+    const size_t from = out->size();
     while (!done_) {
       out->push_back(std::move(pending_));
       MENTAT_RETURN_IF_ERROR(Advance());
+    }
+    if (driven_ && arms_ > 1) {
+      // The arms came one after another, each in (e, a, v) order: a stable sort by
+      // (e, a, arm) orders them and keeps each (e, a)'s values in index order; the
+      // values of an (e, a) that several arms read (the same datoms) are kept once, from
+      // its first arm.
+      auto begin = out->begin() + static_cast<std::ptrdiff_t>(from);
+      std::stable_sort(begin, out->end(), [](const Row& x, const Row& y) {
+        return std::tie(x.e, x.a, x.arm) < std::tie(y.e, y.a, y.arm);
+      });
+      auto keep = begin;
+      for (auto it = begin; it != out->end();) {
+        auto run = it;
+        while (run != out->end() && run->e == it->e && run->a == it->a && run->arm == it->arm)
+          ++run;
+        for (; it != run; ++it, ++keep)
+          if (keep != it) *keep = std::move(*it);
+        while (it != out->end() && it->e == (keep - 1)->e && it->a == (keep - 1)->a) ++it;
+      }
+      out->erase(keep, out->end());
     }
     return Status::OK();
   }
@@ -186,6 +225,7 @@ class Cursor {
       last_a_ = pending_.a;
     }
     pending_.v = schema::ColumnValue(*s_, 2, type_);
+    if (driven_ && arms_ > 1) pending_.arm = static_cast<uint32_t>(s_->ColumnInt(3));
     return Status::OK();
   }
 
@@ -195,6 +235,8 @@ class Cursor {
   std::optional<storage::CachedStatement> cached_;
   storage::Statement* s_ = nullptr;
   bool done_ = false;
+  bool driven_ = false;  // views::CurrentOfEntities arms, not in order across arms
+  size_t arms_ = 0;
   Row pending_{0, 0, {}};
   Entid last_a_ = -1;
   ValueType type_ = ValueType::kLong;

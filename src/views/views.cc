@@ -121,4 +121,13 @@ std::string ViewSelect(const views::Shape& shape, const views::BoundSql& bounds,
   return sql;
 }
 
+std::string CurrentOfEntities(const std::string& json_param, const std::string& attr_test,
+                              const std::string& extra) {
+  std::string sql = "SELECT d.e, d.a, d.v" + (extra.empty() ? "" : ", " + extra) +
+                    " FROM json_each(" + json_param +
+                    ") AS j CROSS JOIN datoms AS d WHERE d.e = j.value";
+  if (!attr_test.empty()) sql += " AND d.a" + attr_test;
+  return sql;
+}
+
 }  // namespace mentat

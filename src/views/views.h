@@ -104,6 +104,15 @@ std::string ViewSelect(const views::Shape& shape, const views::BoundSql& bounds,
                        const std::string& where, AttrIndex index = AttrIndex::kNone,
                        bool with_ix = false);
 
+// A SELECT yielding columns (e, a, v[, extra]) of the current datoms of the entities in the
+// JSON array of integers bound at `json_param` ("?1"), driven by the array (SQLite only: a
+// CROSS JOIN from json_each, whose loop order SQLite keeps): rows come entity by entity in
+// the array's order, one entity's rows grouped by attribute, values in index order, with
+// no sort and no temporary index of the entities. `attr_test` restricts column a ("" or
+// e.g. " IN (1, 2)"); `extra` is one more column's SQL ("" for none).
+std::string CurrentOfEntities(const std::string& json_param, const std::string& attr_test,
+                              const std::string& extra = "");
+
 // ViewSelect of a resolved view: columns (e, a, v, tx, added).
 inline std::string ViewSql(const ResolvedView& view, const std::string& where,
                            AttrIndex index = AttrIndex::kNone) {
