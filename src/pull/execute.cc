@@ -3,8 +3,8 @@
 // Every entity to pull becomes a node: (entity, pattern, parent). Nodes of one level are
 // grouped by pattern, and each group reads the attributes of all its entities with one
 // SQL statement (driven by a JSON array of the entities, README.md "Execution") and its
-// reverse attributes with another, so the number of statements grows with the depth and size of the
-// pattern, never with the number of entities. Refs that need more pulling (nested
+// reverse attributes with another, so the number of statements grows with the depth and
+// size of the pattern, never with the number of entities. Refs that need more pulling (nested
 // patterns, recursion, component expansion) become nodes of the next level. When every
 // level is read, values are built bottom-up: children always come after their parents in
 // `nodes_`, so one backward pass builds every map without recursion (deep recursive pulls
@@ -175,8 +175,8 @@ class Cursor {
     return Status::OK();
   }
 
-  // Appends every row to `out`, in (e, a, v) order. A datom two groups both read comes
-  // twice, adjacent (once from driven arms).
+  // Appends every row to `out`, in the order Open gives (several driven arms: in (e, a)
+  // order). A datom two groups both read comes twice, adjacent (once from driven arms).
   Status TakeAll(std::vector<Row>* out) {
     const size_t from = out->size();
     while (!done_) {
