@@ -319,8 +319,16 @@ Value Value::Map(MapEntries entries) {
     sorted = Compare(entries[i - 1].first, entries[i].first) < 0;
   }
   if (!sorted) {
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const auto& a, const auto& b) { return Compare(a.first, b.first) < 0; });
+    if (entries.size() <= 16) {
+      // Small maps (a pulled entity's attributes): an insertion sort, stable and without
+      // the temporary buffer std::stable_sort allocates.
+      for (size_t i = 1; i < entries.size(); ++i)
+        for (size_t j = i; j > 0 && Compare(entries[j - 1].first, entries[j].first) > 0; --j)
+          std::swap(entries[j - 1], entries[j]);
+    } else {
+      std::stable_sort(entries.begin(), entries.end(),
+                       [](const auto& a, const auto& b) { return Compare(a.first, b.first) < 0; });
+    }
     // Stable sort keeps equal keys in input order: keep the last of each run.
     size_t w = 0;
     for (size_t i = 0; i < entries.size(); ++i) {

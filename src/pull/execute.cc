@@ -462,12 +462,14 @@ class Executor {
   // reads them) and its reverse rows rev[rr].
   void Fill(size_t n, const Pattern& p, std::vector<Row>* fwd, bool last,
             const std::vector<Row>& rev, std::pair<size_t, size_t> rr, std::vector<size_t>* next) {
-    std::vector<Node> children;  // appended to nodes_ after this node is filled
+    std::vector<Node>& children = children_;  // appended to nodes_ after this node is filled
+    children.clear();
     Node& node = nodes_[n];
     if (p.db_id_key) node.entries.emplace_back(*p.db_id_key, edn::Value::Int(node.e));
-    std::vector<bool> found(p.specs.size(), false);
-    std::vector<edn::Value> values;
-    std::vector<size_t> specs;
+    std::vector<bool>& found = found_;
+    found.assign(p.specs.size(), false);
+    std::vector<edn::Value>& values = values_;
+    std::vector<size_t>& specs = specs_;
     std::vector<Row>& rows = *fwd;
     for (size_t r = 0; r < rows.size();) {
       Entid a = rows[r].a;
@@ -624,6 +626,11 @@ class Executor {
   const ResolvedView& view_;
   const CheckFn& check_;
   std::vector<Node> nodes_;
+  // Fill's scratch, kept between nodes so that a pull does not allocate them per node.
+  std::vector<Node> children_;
+  std::vector<bool> found_;
+  std::vector<edn::Value> values_;
+  std::vector<size_t> specs_;
   std::unordered_map<MemoKey, size_t, MemoHash> memo_;
   std::unordered_map<Entid, AttrSpec> wildcard_specs_;
 };
