@@ -93,6 +93,16 @@ TEST(EdnValue, MapSortsAndLaterDuplicateWins) {
   EXPECT_EQ(m.get_keyword("d"), nullptr);
   EXPECT_EQ(m.get(Value::String("b")), nullptr);
   EXPECT_EQ(m.get(Value::Symbol("b")), nullptr);
+  // A large map (past the insertion sort's size) sorts and deduplicates the same way.
+  MapEntries many;
+  for (int i = 0; i < 40; ++i) many.emplace_back(Value::Int((i * 7) % 20), Value::Int(i));
+  Value big = Value::Map(many);
+  ASSERT_EQ(big.size(), 20u);
+  for (int k = 0; k < 20; ++k) {
+    EXPECT_EQ(big.entries()[k].first, Value::Int(k));
+    // Key k comes at i = 7k mod 20 (i < 20) and at that i + 20: the later one wins.
+    EXPECT_EQ(big.entries()[k].second, Value::Int((k * 3) % 20 + 20)) << k;
+  }
   // get() on a non-map and accessors on the wrong kind are empty.
   EXPECT_EQ(Value::Int(1).get(Value::Int(1)), nullptr);
   EXPECT_EQ(Value::Int(1).get_keyword("a"), nullptr);
