@@ -287,30 +287,26 @@ EOF
       drive check --backend "$b" --store "$STORE" "${COMMON[@]}" --phase variants \
         --variants "$VARIANTS" --timeout-s "$VARIANT_TIMEOUT_S" "${ALLOW[@]}"
     done
-    if [[ $INTERLEAVE == backend ]]; then
-      for rep in $(seq 1 "$REPS"); do
-        for b in $VB; do
-          log "variants: $b $scale rep $rep"
-          drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
-            --scenarios "$VARIANTS" --clients 1 "${RULES[@]}"
-        done
-      done
-    else
+    # A timed unit: every variant at once (INTERLEAVE=backend), or one variant, each on
+    # every backend in turn, the backends' order reversed every other rep.
+    UNITS=("$VARIANTS")
+    if [[ $INTERLEAVE == variant ]]; then
       VLIST=$VARIANTS
       [[ " $VARIANTS " == *" variants "* ]] && VLIST=$("$MENTAT_SCALE_BIN" variants)
-      VB_REV=$(tr ' ' '\n' <<<"$VB" | tac | tr '\n' ' ')
-      for rep in $(seq 1 "$REPS"); do
-        log "variants: $VB $scale rep $rep, interleaved by variant"
-        order=$VB
-        ((rep % 2 == 0)) && order=$VB_REV
-        for v in $VLIST; do
-          for b in $order; do
-            drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
-              --scenarios "$v" --clients 1 "${RULES[@]}"
-          done
+      read -ra UNITS <<<"$(tr '\n' ' ' <<<"$VLIST")"
+    fi
+    VB_REV=$(tr ' ' '\n' <<<"$VB" | tac | tr '\n' ' ')
+    for rep in $(seq 1 "$REPS"); do
+      log "variants: $VB $scale rep $rep (interleaved by $INTERLEAVE)"
+      order=$VB
+      [[ $INTERLEAVE == variant ]] && ((rep % 2 == 0)) && order=$VB_REV
+      for u in "${UNITS[@]}"; do
+        for b in $order; do
+          drive bench --backend "$b" --store "$STORE" "${COMMON[@]}" --rep "$rep" \
+            --scenarios "$u" --clients 1 "${RULES[@]}"
         done
       done
-    fi
+    done
   fi
   if has "$EXTRA" concurrency_sweep; then
     for rep in $(seq 1 "$REPS"); do
