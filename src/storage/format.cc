@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/format_pg.h"
+#include "storage/table_prefix.h"
 
 namespace mentat::storage {
 
@@ -73,7 +74,7 @@ Result<std::string> ClashingTable(Connection* c) {
       auto s, c->Prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND "
                          "name = ?1 COLLATE NOCASE"));
   for (const char* const* t = kStoreTables; *t; ++t) {
-    s.BindText(1, *t);
+    s.BindText(1, c->table_prefix() + *t);
     MENTAT_ASSIGN_OR_RETURN(bool row, s.Step());
     if (row) return std::string(s.ColumnText(0));
     s.Reset();
@@ -94,6 +95,93 @@ const char* const kStoreTables[] = {
     "meta",         "parts",           "datoms",           "history",          "attr_stats",
     "attr_values",  "auto_indexes",    "fulltext_docs",    "fulltext",         "fulltext_data",
     "fulltext_idx", "fulltext_config", "fulltext_docsize", "fulltext_content", nullptr};
+
+Result<int64_t> ReadFormatVersion(Connection* c) {
+  if (c->table_prefix().empty()) return c->QueryInt("PRAGMA user_version", 0);
+  return c->QueryInt("SELECT value FROM meta WHERE key = 'format_version'", 0);
+}
+
+Status WriteFormatVersion(Connection* c, int version) {
+  if (c->table_prefix().empty()) return c->Exec("PRAGMA user_version = " + std::to_string(version));
+  return c->Exec("INSERT OR REPLACE INTO meta (key, value) VALUES ('format_version', " +
+                 std::to_string(version) + ")");
+}
+
+namespace {
+
+// True when `c`'s main schema has a table named `name` (exactly).
+Result<bool> HasTable(Connection* c, const std::string& name) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1"));
+  s.BindText(1, name);
+  return s.Step();
+}
+
+// True when `c` has a meta table (under its prefix) holding mentat's format marker.
+bool HasFormatMarker(Connection* c) {
+  auto marker = c->Prepare("SELECT value FROM meta WHERE key = 'format'");
+  if (!marker.ok()) return false;
+  auto row = marker->Step();
+  return row.ok() && *row && marker->ColumnText(0) == "mentat";
+}
+
+// Checks the marker, the version and the tables of a store whose format version is
+// `*version` (read by the caller as the layout keeps it).
+Result<FileState> InspectStore(Connection* c, int* version) {
+  const std::string meta = c->table_prefix() + "meta";
+  auto marker = c->Prepare("SELECT value FROM meta WHERE key = 'format'");
+  if (!marker.ok()) return Status::Corrupt("not a mentat store: no " + meta + " table");
+  auto row = marker->Step();
+  if (!row.ok() || !*row || marker->ColumnText(0) != "mentat")
+    return Status::Corrupt("not a mentat store: missing format marker in " + meta);
+  if (*version > kFormatVersion)
+    return Status::Unsupported("store format " + std::to_string(*version) +
+                               " is newer than this mentat supports (" +
+                               std::to_string(kFormatVersion) + "); upgrade mentat");
+  if (*version < kOldestFormat)
+    return Status::Unsupported("store format " + std::to_string(*version) + " is too old");
+  // The tables must be those of the format the version names: one changed outside mentat
+  // would send an upgrade at tables it does not expect ("table attr_stats already exists"),
+  // or this format's statements at tables that are missing. The names in the literal are
+  // renamed with the connection's (PrefixTables); those read back are stripped of it.
+  MENTAT_ASSIGN_OR_RETURN(
+      auto tables, c->Prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                              "('meta', 'parts', 'datoms', 'history', 'attr_stats', "
+                              "'auto_indexes', 'attr_values')"));
+  const std::string& prefix = c->table_prefix();
+  std::set<std::string> have;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, tables.Step());
+    if (!row) break;
+    std::string name(tables.ColumnText(0));
+    have.insert(name.substr(std::min(prefix.size(), name.size())));
+  }
+  // The table each format added (format 1 had the first four).
+  const std::pair<int, const char*> kAdded[] = {
+      {1, "meta"},       {1, "parts"},        {1, "datoms"},     {1, "history"},
+      {2, "attr_stats"}, {3, "auto_indexes"}, {5, "attr_values"}};
+  std::string missing, later;
+  for (const auto& [since, name] : kAdded) {
+    if (since <= *version && !have.count(name))
+      missing += std::string(missing.empty() ? "" : ", ") + prefix + name;
+    if (since > *version && have.count(name))
+      later += std::string(later.empty() ? "" : ", ") + prefix + name;
+  }
+  const std::string where =
+      prefix.empty() ? "user_version" : "the format_version in " + prefix + "meta";
+  if (!later.empty())
+    return Status::Corrupt("the store's " + where + " says format " + std::to_string(*version) +
+                           ", but it has tables of a later format (" + later +
+                           "): it was changed outside mentat; restore it "
+                           "(this mentat writes format " +
+                           std::to_string(kFormatVersion) + ") or the file");
+  if (!missing.empty())
+    return Status::Corrupt("the store (format " + std::to_string(*version) +
+                           ") is missing its tables " + missing);
+  return *version == kFormatVersion ? FileState::kCurrent : FileState::kOld;
+}
+
+}  // namespace
 
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables) {
   if (c->is_pg()) return PgInspect(c, version);
@@ -118,72 +206,50 @@ Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables)
   };
   auto v = c->QueryInt("PRAGMA user_version", 0);
   if (!v.ok()) return not_a_store(v.status());
-  *version = static_cast<int>(*v);
   bool any = false;
   if (Status st = HasAnyTable(c, &any); !st.ok()) return not_a_store(st);
-  if (*version == 0) {
-    if (any && beside_other_tables) {
-      MENTAT_ASSIGN_OR_RETURN(std::string clash, ClashingTable(c));
-      if (!clash.empty())
-        return Status::Corrupt(
-            "cannot add a mentat store to this database: it already has a "
-            "table named '" +
-            clash + "'");
+  // Host mode's layout: the tables under kHostTablePrefix, the version in its meta table.
+  const std::string host_meta = std::string(kHostTablePrefix) + "meta";
+  bool prefixed = c->table_prefix() == kHostTablePrefix;
+  if (!prefixed && any) {
+    MENTAT_ASSIGN_OR_RETURN(prefixed, HasTable(c, host_meta));
+    if (prefixed) c->set_table_prefix(std::string(kHostTablePrefix));
+  }
+  if (prefixed) {
+    MENTAT_ASSIGN_OR_RETURN(bool exists, HasTable(c, host_meta));
+    if (!exists) return FileState::kEmpty;
+    // An application's own table of that name is not a store to open.
+    if (!HasFormatMarker(c))
+      return Status::Corrupt(
+          "cannot add a mentat store to this database: it already has a table named '" + host_meta +
+          "' that is not mentat's");
+    MENTAT_ASSIGN_OR_RETURN(int64_t fv, ReadFormatVersion(c));
+    *version = static_cast<int>(fv);
+    return InspectStore(c, version);
+  }
+  *version = static_cast<int>(*v);
+  if (*version == 0 || beside_other_tables) {
+    // A store file's layout keeps its version in user_version: a database with another
+    // user_version and a mentat meta table is a store (opened in host mode as it is).
+    bool store = *version != 0 && HasFormatMarker(c);
+    if (!store) {
+      if (beside_other_tables) {
+        // A new store beside the application's tables: host mode's layout, which leaves
+        // user_version to the application.
+        c->set_table_prefix(std::string(kHostTablePrefix));
+        MENTAT_ASSIGN_OR_RETURN(std::string clash, ClashingTable(c));
+        if (!clash.empty())
+          return Status::Corrupt(
+              "cannot add a mentat store to this database: it already has a "
+              "table named '" +
+              clash + "'");
+        return FileState::kEmpty;
+      }
+      if (any) return Status::Corrupt("not a mentat store: the SQLite file has other tables");
       return FileState::kEmpty;
     }
-    if (any) return Status::Corrupt("not a mentat store: the SQLite file has other tables");
-    return FileState::kEmpty;
   }
-  auto marker = c->Prepare("SELECT value FROM meta WHERE key = 'format'");
-  if (!marker.ok() && beside_other_tables)
-    return Status::Unsupported(
-        "the database has user_version " + std::to_string(*version) +
-        " and no mentat store; mentat keeps its format version in user_version, so it can "
-        "only add its tables to a database whose user_version is 0");
-  if (!marker.ok()) return Status::Corrupt("not a mentat store: no meta table");
-  auto row = marker->Step();
-  if (!row.ok() || !*row || marker->ColumnText(0) != "mentat")
-    return Status::Corrupt("not a mentat store: missing format marker");
-  if (*version > kFormatVersion)
-    return Status::Unsupported("store format " + std::to_string(*version) +
-                               " is newer than this mentat supports (" +
-                               std::to_string(kFormatVersion) + "); upgrade mentat");
-  if (*version < kOldestFormat)
-    return Status::Unsupported("store format " + std::to_string(*version) + " is too old");
-  // The tables must be those of the format user_version names: one changed outside mentat
-  // would send an upgrade at tables it does not expect ("table attr_stats already exists"),
-  // or this format's statements at tables that are missing.
-  MENTAT_ASSIGN_OR_RETURN(
-      auto tables, c->Prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
-                              "('meta', 'parts', 'datoms', 'history', 'attr_stats', "
-                              "'auto_indexes', 'attr_values')"));
-  std::set<std::string> have;
-  for (;;) {
-    MENTAT_ASSIGN_OR_RETURN(bool row, tables.Step());
-    if (!row) break;
-    have.insert(std::string(tables.ColumnText(0)));
-  }
-  // The table each format added (format 1 had the first four).
-  const std::pair<int, const char*> kAdded[] = {
-      {1, "meta"},       {1, "parts"},        {1, "datoms"},     {1, "history"},
-      {2, "attr_stats"}, {3, "auto_indexes"}, {5, "attr_values"}};
-  std::string missing, later;
-  for (const auto& [since, name] : kAdded) {
-    if (since <= *version && !have.count(name))
-      missing += std::string(missing.empty() ? "" : ", ") + name;
-    if (since > *version && have.count(name))
-      later += std::string(later.empty() ? "" : ", ") + name;
-  }
-  if (!later.empty())
-    return Status::Corrupt("the store's user_version says format " + std::to_string(*version) +
-                           ", but it has tables of a later format (" + later +
-                           "): PRAGMA user_version was changed outside mentat; restore it "
-                           "(this mentat writes format " +
-                           std::to_string(kFormatVersion) + ") or the file");
-  if (!missing.empty())
-    return Status::Corrupt("the store (format " + std::to_string(*version) +
-                           ") is missing its tables " + missing);
-  return *version == kFormatVersion ? FileState::kCurrent : FileState::kOld;
+  return InspectStore(c, version);
 }
 
 Status CreateTablesOfVersion(Connection* c, int version) {
@@ -191,7 +257,7 @@ Status CreateTablesOfVersion(Connection* c, int version) {
     return Status::InvalidArgument("no such format version");
   MENTAT_RETURN_IF_ERROR(c->Exec(kTablesV1));
   MENTAT_RETURN_IF_ERROR(c->Exec("INSERT INTO meta VALUES ('format', 'mentat')"));
-  MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 1"));
+  MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 1));
   if (version >= 2) MENTAT_RETURN_IF_ERROR(Upgrade(c, 1, version));
   return Status::OK();
 }
@@ -205,11 +271,11 @@ Status Upgrade(Connection* c, int from, int to) {
   if (c->is_pg()) return PgUpgrade(c, from, to);
   if (from < 2 && to >= 2) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV1toV2));
-    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 2"));
+    MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 2));
   }
   if (from < 3 && to >= 3) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV2toV3));
-    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 3"));
+    MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 3));
   }
   if (from < 4 && to >= 4) {
     // Format 4 reserves the top of :db.part/db for system entities (the store layer
@@ -221,17 +287,18 @@ Status Upgrade(Connection* c, int from, int to) {
           "cannot upgrade the store to format 4: its idents use entity ids up to " +
           std::to_string(next - 1) + ", and format 4 reserves " + std::to_string(kSystemIdsStart) +
           " and above for system entities");
-    MENTAT_RETURN_IF_ERROR(c->Exec("UPDATE parts SET end = " + std::to_string(kSystemIdsStart) +
-                                   " WHERE part = 0; PRAGMA user_version = 4"));
+    MENTAT_RETURN_IF_ERROR(
+        c->Exec("UPDATE parts SET end = " + std::to_string(kSystemIdsStart) + " WHERE part = 0"));
+    MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 4));
   }
   if (from < 5 && to >= 5) {
     MENTAT_RETURN_IF_ERROR(c->Exec(kUpgradeV4toV5));
     MENTAT_RETURN_IF_ERROR(RecountAllAttrStats(c));
-    MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 5"));
+    MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 5));
   }
   // Format 6 adds system entities only (:db/fn, :db.attr/preds; the store layer installs
   // them): no table changes.
-  if (from < 6 && to >= 6) MENTAT_RETURN_IF_ERROR(c->Exec("PRAGMA user_version = 6"));
+  if (from < 6 && to >= 6) MENTAT_RETURN_IF_ERROR(WriteFormatVersion(c, 6));
   return Status::OK();
 }
 

@@ -10,7 +10,7 @@
 
 namespace mentat::storage {
 
-// PRAGMA user_version of a store written by this build.
+// The format version of a store written by this build (user_version, or host mode's meta).
 inline constexpr int kFormatVersion = 6;
 // The first id of the system block of :db.part/db (format 4; ids::kSystemStart).
 inline constexpr int64_t kSystemIdsStart = 0xFF00;
@@ -24,14 +24,25 @@ enum class FileState {
 };
 
 // Inspects an open connection. Errors: kCorrupt for a foreign SQLite file or one that is
-// not a database; kUnsupported for a newer format. `*version` receives user_version.
+// not a database; kUnsupported for a newer format. `*version` receives the format version.
+//
+// Two layouts (doc/format.md): a store file's, with the plain table names and the version
+// in user_version, and host mode's, with the names under kHostTablePrefix and the version
+// in its meta table. A database with a `mentat_meta` table has host mode's layout, and
+// Inspect sets the prefix on `c` (Connection::set_table_prefix); a caller opening more
+// connections to the store gives them the same prefix.
 //
 // With `beside_other_tables` (the SQLite extension's host mode, where mentat's tables live
-// in the application's own database), a file with user_version 0 and other tables is
-// kEmpty rather than foreign, unless one of its tables has the name of a mentat table
-// (kCorrupt, naming it). A file with another user_version and no mentat tables is refused
-// (kUnsupported): mentat keeps its format version in user_version.
+// in the application's own database), a database without a store is kEmpty rather than
+// foreign, whatever its user_version and other tables, and `c` gets host mode's prefix
+// for the store to be created, unless one of its tables already has a prefixed mentat
+// name (kCorrupt, naming it). A store of a file's layout found there is used as it is.
 Result<FileState> Inspect(Connection* c, int* version, bool beside_other_tables = false);
+
+// The store's format version, as `c`'s layout keeps it (PRAGMA user_version, or the
+// 'format_version' row of the prefixed meta table), and writing it.
+Result<int64_t> ReadFormatVersion(Connection* c);
+Status WriteFormatVersion(Connection* c, int version);
 
 // The tables (and FTS5 shadow tables) a store creates, for host-mode clash checks.
 extern const char* const kStoreTables[];

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "storage/pg_sql.h"
+#include "storage/table_prefix.h"
 #include "storage/vfs.h"
 
 #ifdef MENTAT_WITH_PG
@@ -254,7 +255,7 @@ Status Connection::Exec(std::string_view sql) {
 #ifdef MENTAT_WITH_PG
   if (pg_) return pg_->Exec(PgSql(sql));
 #endif
-  std::string s(sql);
+  std::string s = table_prefix_.empty() ? std::string(sql) : PrefixTables(sql, table_prefix_);
   char* err = nullptr;
   int rc = sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err);
   if (rc != SQLITE_OK) {
@@ -269,6 +270,11 @@ Result<Statement> Connection::Prepare(std::string_view sql) {
 #ifdef MENTAT_WITH_PG
   if (pg_) return Statement(pg_->Prepare(PgSql(sql)));
 #endif
+  std::string renamed;
+  if (!table_prefix_.empty()) {
+    renamed = PrefixTables(sql, table_prefix_);
+    sql = renamed;
+  }
   sqlite3_stmt* stmt = nullptr;
   int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
                               SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);

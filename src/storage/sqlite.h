@@ -172,6 +172,15 @@ class Connection {
   bool is_pg() const { return pg_ != nullptr; }
   // PostgreSQL: the schema the store's tables live in (first on the search path).
   const std::string& pg_schema() const { return pg_schema_; }
+  // SQLite-only: the prefix of the store's table names ("" for a store file's layout,
+  // kHostTablePrefix for host mode's: table_prefix.h). Every statement Exec, Prepare and
+  // Cached take is written with the plain names and renamed when prepared. Setting it
+  // drops the cached statements.
+  const std::string& table_prefix() const { return table_prefix_; }
+  void set_table_prefix(std::string prefix) {
+    table_prefix_ = std::move(prefix);
+    ClearCache();
+  }
 
   // Runs one or more statements without results.
   Status Exec(std::string_view sql);
@@ -211,6 +220,7 @@ class Connection {
   bool borrowed_ = false;
   std::unique_ptr<pg::Connection> pg_;
   std::string pg_schema_;
+  std::string table_prefix_;
   bool pg_writing_ = false;  // inside a Transaction begun to write (PostgreSQL)
   friend class Transaction;
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;

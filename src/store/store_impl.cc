@@ -117,6 +117,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(first.get(), st));
   if (state != storage::FileState::kCurrent)
     MENTAT_RETURN_IF_ERROR(s->CreateOrUpgrade(first.get(), /*beside_other_tables=*/false));
+  s->table_prefix_ = first->table_prefix();
   MENTAT_RETURN_IF_ERROR(s->Adopt(std::move(first)));
   return s;
 }
@@ -277,6 +278,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenBorrowed(sqlite3* db, const Op
   // again.
   if (state != storage::FileState::kCurrent)
     MENTAT_RETURN_IF_ERROR(s->CreateOrUpgrade(first.get(), /*beside_other_tables=*/true));
+  s->table_prefix_ = first->table_prefix();
   MENTAT_RETURN_IF_ERROR(s->Adopt(std::move(first)));
   return s;
 }
@@ -371,6 +373,7 @@ Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
       SQLITE_OPEN_NOMUTEX | (options_.read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE);
   MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::Open(uri_, flags));
   MENTAT_RETURN_IF_ERROR(storage::ApplySettings(db.get(), settings_));
+  db->set_table_prefix(table_prefix_);
   auto c = std::make_unique<Conn>();
   c->db = std::move(db);
   return c;
@@ -458,7 +461,7 @@ Status StoreImpl::Sync(Conn* c) {
   if (dv == c->data_version && c->schema && !borrowed_) return synced();
   // Another process may have changed the file's format since we opened it (a newer mentat
   // upgrading it): reading or writing it with this format's rules would misread it.
-  MENTAT_ASSIGN_OR_RETURN(int64_t format, c->db->QueryInt("PRAGMA user_version", 0));
+  MENTAT_ASSIGN_OR_RETURN(int64_t format, storage::ReadFormatVersion(c->db.get()));
   if (format != storage::kFormatVersion)
     return Status::Unsupported("the store's format changed to " + std::to_string(format) +
                                " while it was open (this mentat reads format " +

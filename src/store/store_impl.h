@@ -285,6 +285,9 @@ class StoreImpl final : public Store {
   Store* owner_ = nullptr;
   std::string path_;
   std::string uri_;
+  // The prefix of the store's table names (storage/table_prefix.h): host mode's layout,
+  // found or chosen by Inspect on the first connection and given to every other one.
+  std::string table_prefix_;
   bool in_memory_ = false;
   bool pg_ = false;  // a PostgreSQL store (uri_ is its connection string)
   bool borrowed_ = false;

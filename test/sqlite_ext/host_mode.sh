@@ -23,20 +23,22 @@ out="$(sq "$HOST" <<SQL
 SELECT 'schema=' || json_extract(edn_t(NULL, '$SCHEMA'), '\$.tx_id');
 SELECT 'data=' || json_extract(edn_t('main', '[{:person/name "Alice" :person/age 30} {:person/name "Bob" :person/age 25}]'), '\$.tx_id');
 SELECT 'join=' || group_concat(a.name || '=' || r.c1, ',') FROM (SELECT * FROM edn_rows(NULL, '[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]') ORDER BY c0) r JOIN ages a ON a.name = r.c0 AND a.age = r.c1;
-SELECT 'tables=' || group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('ages', 'datoms', 'meta') ORDER BY name);
+SELECT 'tables=' || group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('ages', 'datoms', 'meta', 'mentat_datoms', 'mentat_meta') ORDER BY name);
 CREATE VIRTUAL TABLE temp.names USING edn_rows(NULL, '[:find ?n ?a :where [?e :person/name ?n] [?e :person/age ?a]]');
 SELECT 'created=' || group_concat(n || ':' || a, ',') FROM (SELECT * FROM names ORDER BY n);
 SELECT 'journal=' || journal_mode FROM pragma_journal_mode;
-SELECT 'version=' || user_version FROM pragma_user_version;
+SELECT 'user_version=' || user_version FROM pragma_user_version;
+SELECT 'version=' || value FROM mentat_meta WHERE key = 'format_version';
 SQL
 )"
 has_line "schema in the host database" 'schema=268435457' "$out"
 has_line "data in the host database" 'data=268435458' "$out"
 has_line "edn_rows joins the host's table" 'join=Alice=30,Bob=25' "$out"
-has_line "mentat tables beside the host's" 'tables=ages,datoms,meta' "$out"
+has_line "mentat tables beside the host's, under mentat_" 'tables=ages,mentat_datoms,mentat_meta' "$out"
 has_line "CREATE VIRTUAL TABLE in host mode" 'created=Alice:30,Bob:25' "$out"
 has_line "the host's journal mode is left alone" 'journal=delete' "$out"
-has_line "format version" 'version=6' "$out"
+has_line "user_version left to the host" 'user_version=0' "$out"
+has_line "format version in mentat_meta" 'version=6' "$out"
 
 names() { echo "names=$(sq "$HOST" "SELECT group_concat(value, ',') FROM (SELECT value FROM json_each(edn_q(NULL, '[:find [?n ...] :where [_ :person/name ?n]]', NULL), '\$.result') ORDER BY 1);")"; }
 
@@ -134,14 +136,39 @@ rc=$?
 expect "clean close after host-mode calls" $'{"result":"Eve"}\ncached=1\nreopened' "$out"
 expect "shell exit status" "0" "$rc"
 
-# Databases mentat must not take over.
+# A host with its own user_version and tables named like mentat's unprefixed ones: the
+# store goes beside them under mentat_, and the host's user_version and tables stay.
 OTHER="$TMP/versioned.db"
-"$SQLITE3" "$OTHER" "CREATE TABLE t(x);" "PRAGMA user_version = 7;"
-expect_error "host with its own user_version" "user_version 7" "$OTHER" "SELECT edn_t(NULL, '[]');"
+"$SQLITE3" "$OTHER" "CREATE TABLE meta(k, v);" "CREATE TABLE datoms(x);" \
+  "INSERT INTO meta VALUES ('app', 'mine');" "PRAGMA user_version = 7;"
+out="$(sq "$OTHER" "SELECT edn_t(NULL, '$SCHEMA') IS NOT NULL;" \
+  "SELECT edn_t(NULL, '[{:person/name \"Ann\"}]') IS NOT NULL;")"
+expect "store beside a versioned host" $'1\n1' "$out"
+out="$("$SQLITE3" "$OTHER" "PRAGMA user_version;" "SELECT k || '=' || v FROM meta;" \
+  "SELECT count(*) FROM datoms;" "SELECT count(*) > 0 FROM mentat_datoms;")"
+expect "the host's user_version and tables are untouched" $'7\napp=mine\n0\n1' "$out"
+out="$(sq "$OTHER" "SELECT edn_q(NULL, '[:find ?n . :where [_ :person/name ?n]]', NULL);")"
+expect "reopened beside a versioned host" '{"result":"Ann"}' "$out"
+
+# A store file (user_version and unprefixed tables) opened in host mode keeps its layout.
+FILE="$TMP/store-file.db"
+sq "$TMP/other.db" "SELECT edn_t('$FILE', '$SCHEMA') IS NOT NULL;" \
+  "SELECT edn_t('$FILE', '[{:person/name \"Bo\"}]') IS NOT NULL;" >/dev/null
+out="$(sq "$FILE" "SELECT edn_t(NULL, '[{:person/name \"Cy\"}]') IS NOT NULL;" \
+  "SELECT group_concat(value, ',') FROM (SELECT value FROM json_each(edn_q(NULL, '[:find [?n ...] :where [_ :person/name ?n]]', NULL), '\$.result') ORDER BY 1);" \
+  "SELECT 'prefixed=' || count(*) FROM sqlite_master WHERE name LIKE 'mentat\\_%' ESCAPE '\\';")"
+expect "a store file in host mode keeps its layout" $'1\nBo,Cy\nprefixed=0' "$out"
+
+# Databases mentat must not take over: an application table with one of mentat's names.
 CLASH="$TMP/clash.db"
-"$SQLITE3" "$CLASH" "CREATE TABLE meta(k, v);"
-expect_error "host with a table named like mentat's" "already has a table named 'meta'" "$CLASH" \
-  "SELECT edn_t(NULL, '[]');"
-expect "refused host databases are unchanged" "1" "$("$SQLITE3" "$CLASH" "SELECT count(*) FROM sqlite_master;")"
+"$SQLITE3" "$CLASH" "CREATE TABLE mentat_meta(k, v);"
+expect_error "host with a table named like mentat's" "already has a table named 'mentat_meta'" \
+  "$CLASH" "SELECT edn_t(NULL, '[]');"
+CLASH2="$TMP/clash2.db"
+"$SQLITE3" "$CLASH2" "CREATE TABLE mentat_datoms(x);"
+expect_error "host with a table named like mentat's datoms" \
+  "already has a table named 'mentat_datoms'" "$CLASH2" "SELECT edn_t(NULL, '[]');"
+expect "refused host databases are unchanged" "1 1" \
+  "$("$SQLITE3" "$CLASH" "SELECT count(*) FROM sqlite_master;") $("$SQLITE3" "$CLASH2" "SELECT count(*) FROM sqlite_master;")"
 
 finish
