@@ -747,7 +747,7 @@ Status Connection::ClearCache() {
   return Status::OK();
 }
 
-Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view data) {
+Status Connection::CopyStart(const std::string& copy_sql) {
   Drain();
   PGresult* r = PQexec(conn_, copy_sql.c_str());
   if (PQresultStatus(r) != PGRES_COPY_IN) {
@@ -756,16 +756,26 @@ Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view
     return st.ok() ? Status::Internal("COPY did not start") : st;
   }
   PQclear(r);
+  copy_failed_ = false;
+  return Status::OK();
+}
+
+Status Connection::CopyPut(std::string_view data) {
+  if (copy_failed_) return Status::OK();  // CopyFinish reports it
   // In pieces of at most 1 MiB: libpq buffers what it sends.
   constexpr size_t kPiece = size_t{1} << 20;
   for (size_t off = 0; off < data.size(); off += kPiece) {
     size_t n = std::min(kPiece, data.size() - off);
     if (PQputCopyData(conn_, data.data() + off, static_cast<int>(n)) != 1) {
-      PQputCopyEnd(conn_, "client error");
+      copy_failed_ = true;
       break;
     }
   }
-  PQputCopyEnd(conn_, nullptr);
+  return Status::OK();
+}
+
+Result<int64_t> Connection::CopyFinish(const std::string& abort) {
+  PQputCopyEnd(conn_, !abort.empty() ? abort.c_str() : copy_failed_ ? "client error" : nullptr);
   int64_t rows = 0;
   Status st;
   while (PGresult* res = PQgetResult(conn_)) {
@@ -777,8 +787,18 @@ Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view
     }
     PQclear(res);
   }
+  if (st.ok() && copy_failed_) st = Status::Io("COPY: sending the rows failed");
+  // The server reports a dropped COPY as a cancellation; the caller's reason says more.
+  if (!abort.empty()) st = Status::Interrupted("COPY dropped: " + abort);
+  copy_failed_ = false;
   if (!st.ok()) return st;
   return rows;
+}
+
+Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view data) {
+  MENTAT_RETURN_IF_ERROR(CopyStart(copy_sql));
+  MENTAT_RETURN_IF_ERROR(CopyPut(data));
+  return CopyFinish();
 }
 
 void Connection::Cancel() {

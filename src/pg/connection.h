@@ -153,6 +153,15 @@ class Connection {
   // tab-separated fields each ending in a newline (Copy::Field escapes a field). Returns
   // the number of rows copied.
   Result<int64_t> CopyIn(const std::string& copy_sql, std::string_view data);
+  // The same in steps, so that the server parses rows while the caller makes the next:
+  // CopyStart begins `copy_sql`; CopyPut sends rows (whole ones, in any number of calls);
+  // CopyFinish ends the COPY and returns the rows copied, or the first error (a failure
+  // to send ends the COPY with an error, reported here); with `abort`, the server drops
+  // the COPY with that message. Nothing else may run on the connection between CopyStart
+  // and CopyFinish.
+  Status CopyStart(const std::string& copy_sql);
+  Status CopyPut(std::string_view data);
+  Result<int64_t> CopyFinish(const std::string& abort = "");
 
   // Asks the server to cancel the statement running on this connection. Any thread; a no-op
   // when none is running.
@@ -200,6 +209,7 @@ class Connection {
   pg_conn* conn_;
   std::mutex cancel_mu_;
   pg_cancel* cancel_ = nullptr;
+  bool copy_failed_ = false;  // a CopyPut could not send its rows
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   uint64_t next_name_ = 0;
   // Reads the answer of a CommitAsync still on its way; every command starts with it.

@@ -331,6 +331,33 @@ TEST_F(PgConnection, ABadCopyWritesNothingAndLeavesTheConnectionUsable) {
   EXPECT_EQ(*count, 0);
 }
 
+TEST_F(PgConnection, ACopyInStepsTakesRowsInPiecesAndAnAbortedOneWritesNothing) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  ASSERT_TRUE(c_->CopyStart("COPY t FROM STDIN").ok());
+  for (int piece = 0; piece < 3; ++piece) {
+    std::string rows;
+    for (int i = 0; i < 1000; ++i) rows += std::to_string(piece * 1000 + i) + "\n";
+    ASSERT_TRUE(c_->CopyPut(rows).ok());
+  }
+  auto n = c_->CopyFinish();
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(*n, 3000);
+  auto sum = c_->QueryInt("SELECT sum(i) FROM t", -1);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  EXPECT_EQ(*sum, 2999 * 3000 / 2);
+  // Aborted by the caller (its source failed): an error naming why, no row of it kept,
+  // and the connection free for the next statement.
+  ASSERT_TRUE(c_->CopyStart("COPY t FROM STDIN").ok());
+  ASSERT_TRUE(c_->CopyPut("5\n6\n").ok());
+  auto aborted = c_->CopyFinish("the source went away");
+  ASSERT_FALSE(aborted.ok());
+  EXPECT_NE(aborted.status().message().find("the source went away"), std::string::npos)
+      << aborted.status().message();
+  auto count = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(count.ok()) << count.status().ToString();
+  EXPECT_EQ(*count, 3000);
+}
+
 TEST_F(PgConnection, CancelFromAnotherThreadInterruptsTheStatement) {
   std::thread canceller([this] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

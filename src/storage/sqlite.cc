@@ -240,6 +240,30 @@ Result<int64_t> Connection::CopyIn(const std::string& copy_sql, std::string_view
   return Status::Unsupported("COPY is PostgreSQL's");
 }
 
+Status Connection::CopyStart(const std::string& copy_sql) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->CopyStart(copy_sql);
+#endif
+  (void)copy_sql;
+  return Status::Unsupported("COPY is PostgreSQL's");
+}
+
+Status Connection::CopyPut(std::string_view data) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->CopyPut(data);
+#endif
+  (void)data;
+  return Status::Unsupported("COPY is PostgreSQL's");
+}
+
+Result<int64_t> Connection::CopyFinish(const std::string& abort) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) return pg_->CopyFinish(abort);
+#endif
+  (void)abort;
+  return Status::Unsupported("COPY is PostgreSQL's");
+}
+
 void Connection::Cancel() {
 #ifdef MENTAT_WITH_PG
   if (pg_) pg_->Cancel();

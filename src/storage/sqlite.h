@@ -187,6 +187,10 @@ class Connection {
   // PostgreSQL-only: `copy_sql` (COPY ... FROM STDIN) of `data` (util/copy_rows.h), in the
   // current transaction. Returns the rows copied.
   Result<int64_t> CopyIn(const std::string& copy_sql, std::string_view data);
+  // PostgreSQL-only: the same in steps (pg::Connection::CopyStart, CopyPut, CopyFinish).
+  Status CopyStart(const std::string& copy_sql);
+  Status CopyPut(std::string_view data);
+  Result<int64_t> CopyFinish(const std::string& abort = "");
   // PostgreSQL-only: asks the server to stop the statement running on this connection now
   // (any thread; a no-op when none runs). SQLite's connections are interrupted otherwise.
   void Cancel();

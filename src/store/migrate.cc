@@ -76,21 +76,66 @@ uint64_t CellHash(uint64_t h, const DbVal& v) {
 // Per attribute: how many rows of `table` it has, and the sum of their hashes.
 using Digest = std::map<int64_t, std::pair<int64_t, uint64_t>>;
 
+// Adds one row to `d`: `cells` are e, v, tx (and rtx for history), `a` its attribute.
+void AddToDigest(Digest* d, int64_t a, const DbVal* cells, int n) {
+  uint64_t h = 14695981039346656037ULL;
+  for (int i = 0; i < n; ++i) h = CellHash(h, cells[i]);
+  auto& [count, sum] = (*d)[a];
+  ++count;
+  sum += h;
+}
+
 Result<Digest> DigestOf(storage::Connection* c, const char* table) {
   const bool history = std::string(table) == "history";
   MENTAT_ASSIGN_OR_RETURN(auto st, c->Prepare(std::string("SELECT a, e, v, tx") +
                                               (history ? ", rtx" : "") + " FROM " + table));
   Digest d;
+  DbVal cells[4];
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
-    uint64_t h = 14695981039346656037ULL;
-    for (int col = 1; col < (history ? 5 : 4); ++col) h = CellHash(h, schema::Column(st, col));
-    auto& [n, sum] = d[st.ColumnInt(0)];
-    ++n;
-    sum += h;
+    const int n = history ? 4 : 3;
+    for (int col = 0; col < n; ++col) cells[col] = schema::Column(st, col + 1);
+    AddToDigest(&d, st.ColumnInt(0), cells, n);
   }
   return d;
+}
+
+// PostgreSQL: the secondary indexes of the tables migrate fills, dropped before the copy
+// and built again after it, in the same transaction: one sorted build per index instead
+// of an insertion per row into each (the datoms have four, the history four). Indexes
+// that back a constraint (the primary keys) stay.
+struct SavedIndex {
+  std::string name, definition;
+};
+
+Result<std::vector<SavedIndex>> DropIndexes(storage::Connection* c) {
+  MENTAT_ASSIGN_OR_RETURN(
+      auto st, c->Prepare("SELECT ic.relname, pg_get_indexdef(i.indexrelid) FROM pg_index i "
+                          "JOIN pg_class ic ON ic.oid = i.indexrelid "
+                          "JOIN pg_class tc ON tc.oid = i.indrelid "
+                          "JOIN pg_namespace n ON n.oid = tc.relnamespace "
+                          "WHERE n.nspname = current_schema() "
+                          "AND tc.relname IN ('datoms', 'history', 'fulltext_docs') "
+                          "AND NOT EXISTS (SELECT 1 FROM pg_constraint k "
+                          "WHERE k.conindid = i.indexrelid) ORDER BY 1"));
+  std::vector<SavedIndex> saved;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    saved.push_back({std::string(st.ColumnText(0)), std::string(st.ColumnText(1))});
+  }
+  for (const SavedIndex& ix : saved)
+    MENTAT_RETURN_IF_ERROR(c->Exec("DROP INDEX \"" + ix.name + "\""));
+  return saved;
+}
+
+Status BuildIndexes(storage::Connection* c, const std::vector<SavedIndex>& saved) {
+  // The sort of each build in memory rather than in temporary files (this transaction
+  // only).
+  MENTAT_RETURN_IF_ERROR(c->Exec("SET LOCAL maintenance_work_mem = '256MB'"));
+  for (const SavedIndex& ix : saved) MENTAT_RETURN_IF_ERROR(c->Exec(ix.definition));
+  return Status::OK();
 }
 
 class Migration {
@@ -110,62 +155,92 @@ class Migration {
       MENTAT_RETURN_IF_ERROR(dst_->Exec(std::string("DELETE FROM ") + t.name));
     if (!dst_->is_pg())
       MENTAT_RETURN_IF_ERROR(dst_->Exec("INSERT INTO fulltext (fulltext) VALUES ('delete-all')"));
+    std::vector<SavedIndex> indexes;
+    if (dst_->is_pg()) {
+      MENTAT_ASSIGN_OR_RETURN(indexes, DropIndexes(dst_));
+    }
     MigrateReport report;
     for (const Table& t : kTables) {
       MENTAT_ASSIGN_OR_RETURN(int64_t n, Copy(t));
       if (t.name == std::string("datoms")) report.datoms = n;
       if (t.name == std::string("history")) report.history = n;
     }
+    if (dst_->is_pg()) MENTAT_RETURN_IF_ERROR(BuildIndexes(dst_, indexes));
     if (!dst_->is_pg())
       MENTAT_RETURN_IF_ERROR(dst_->Exec("INSERT INTO fulltext (fulltext) VALUES ('rebuild')"));
     MENTAT_RETURN_IF_ERROR(Meta());
     return report;
   }
 
+  // The digest of the source's rows of "datoms" or "history", taken while copying them.
+  const Digest& source_digest(const std::string& table) const {
+    return table == "history" ? history_digest_ : datoms_digest_;
+  }
+
  private:
   Result<int64_t> Copy(const Table& t) {
     const int n = Columns(t);
+    // datoms (e, a, v, tx, ix) and history (e, a, v, tx, rtx): the cells the digest reads.
+    Digest* digest = t.name == std::string("datoms")    ? &datoms_digest_
+                     : t.name == std::string("history") ? &history_digest_
+                                                        : nullptr;
+    DbVal cells[5];
     MENTAT_ASSIGN_OR_RETURN(auto in,
                             src_->Prepare(std::string("SELECT ") + t.columns + " FROM " + t.name));
     const std::string copy = std::string("COPY ") + t.name + " (" + t.columns + ") FROM STDIN";
     MENTAT_ASSIGN_OR_RETURN(auto out, dst_->Prepare(std::string("INSERT INTO ") + t.name + " (" +
                                                     t.columns + ") VALUES (" + Params(n) + ")"));
+    // PostgreSQL: one COPY for the table, its rows sent in pieces as they are read, so
+    // that the server parses a piece while the next one is made.
+    const bool pg = dst_->is_pg();
+    if (pg) MENTAT_RETURN_IF_ERROR(dst_->CopyStart(copy));
     CopyRows rows;
     int64_t copied = 0;
-    auto flush = [&]() -> Status {
-      if (rows.rows() == 0) return Status::OK();
-      MENTAT_RETURN_IF_ERROR(dst_->CopyIn(copy, rows.data()).status());
-      rows.Clear();
-      return Status::OK();
-    };
-    for (;;) {
-      MENTAT_ASSIGN_OR_RETURN(bool row, in.Step());
-      if (!row) break;
-      for (int col = 0; col < n; ++col) {
-        DbVal v = schema::Column(in, col);
-        if (dst_->is_pg()) {
-          if (col == t.value) {
-            rows.Text(schema::JsonOf(v));
-          } else if (v.tag == DbVal::Tag::kInt) {
-            rows.Int(v.i);
+    Status st = [&]() -> Status {
+      for (;;) {
+        MENTAT_ASSIGN_OR_RETURN(bool row, in.Step());
+        if (!row) break;
+        for (int col = 0; col < n; ++col) {
+          DbVal& v = cells[col];
+          v = schema::Column(in, col);
+          if (pg) {
+            if (col == t.value) {
+              rows.Text(schema::JsonOf(v));
+            } else if (v.tag == DbVal::Tag::kInt) {
+              rows.Int(v.i);
+            } else {
+              rows.Text(v.s);
+            }
           } else {
-            rows.Text(v.s);
+            schema::Bind(out, col + 1, v);
+          }
+        }
+        if (digest) {
+          const DbVal hashed[] = {cells[0], cells[2], cells[3], cells[4]};
+          AddToDigest(digest, cells[1].i, hashed, digest == &history_digest_ ? 4 : 3);
+        }
+        if (pg) {
+          rows.EndRow();
+          if (rows.rows() >= 4096) {
+            MENTAT_RETURN_IF_ERROR(dst_->CopyPut(rows.data()));
+            rows.Clear();
           }
         } else {
-          schema::Bind(out, col + 1, v);
+          MENTAT_RETURN_IF_ERROR(out.Run());
+          out.Reset();
         }
+        ++copied;
+        if (progress_ && (++done_ % 10000 == 0)) progress_(done_, total_);
       }
-      if (dst_->is_pg()) {
-        rows.EndRow();
-        if (rows.rows() >= 20000) MENTAT_RETURN_IF_ERROR(flush());
-      } else {
-        MENTAT_RETURN_IF_ERROR(out.Run());
-        out.Reset();
-      }
-      ++copied;
-      if (progress_ && (++done_ % 10000 == 0)) progress_(done_, total_);
+      return pg && rows.rows() ? dst_->CopyPut(rows.data()) : Status::OK();
+    }();
+    if (pg) {
+      // A failure while reading the source drops the COPY (the server ends it with the
+      // message), so the connection is free for the rollback.
+      auto finished = dst_->CopyFinish(st.ok() ? std::string() : "migrate: " + st.message());
+      if (st.ok()) st = finished.status();
     }
-    MENTAT_RETURN_IF_ERROR(flush());
+    MENTAT_RETURN_IF_ERROR(st);
     if (progress_) progress_(done_, total_);
     return copied;
   }
@@ -190,6 +265,7 @@ class Migration {
   storage::Connection* dst_;
   const std::function<void(int64_t, int64_t)>& progress_;
   int64_t total_ = 0, done_ = 0;
+  Digest datoms_digest_, history_digest_;
 };
 
 // True when `name` already holds a store (or, for a file, anything at all).
@@ -245,10 +321,11 @@ Result<MigrateReport> migrate(const std::string& src, const std::string& dst,
     return Status(copied.status().code(),
                   "migrate: copying into " + dst +
                       " failed (nothing of it committed): " + copied.status().message());
-  // Verification, on the written rows (inside the transaction) against the snapshot read.
+  // Verification: the written rows, read back inside the transaction, against the rows of
+  // the snapshot as they were read for the copy.
   MigrateReport report = *copied;
   for (const char* table : {"datoms", "history"}) {
-    MENTAT_ASSIGN_OR_RETURN(Digest a, DigestOf(s, table));
+    const Digest& a = m.source_digest(table);
     MENTAT_ASSIGN_OR_RETURN(Digest b, DigestOf(d, table));
     for (const auto& [attr, x] : a) {
       auto it = b.find(attr);

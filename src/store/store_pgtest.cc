@@ -307,6 +307,22 @@ TEST_F(StorePg, RecursiveRulesAsOneStatementAnswerAsTheEnginesLoop) {
 namespace mentat {
 namespace {
 
+// The definitions of the indexes of schema `schema`'s tables, without the schema's name.
+std::vector<std::string> IndexesOf(pg::Connection& c, const std::string& schema) {
+  auto st = c.Prepare(
+      "SELECT replace(indexdef, ?1 || '.', '') FROM pg_indexes "
+      "WHERE schemaname = ?1 ORDER BY indexname");
+  st->BindText(1, schema);
+  std::vector<std::string> out;
+  for (;;) {
+    auto row = st->Step();
+    EXPECT_TRUE(row.ok()) << row.status().ToString();
+    if (!row.ok() || !*row) break;
+    out.emplace_back(st->ColumnText(0));
+  }
+  return out;
+}
+
 TEST_F(StorePg, MigrateCopiesAStoreBothWaysWithItsHistoryAndIds) {
   char tmpl[] = "/tmp/mentat-migrate-XXXXXX";
   ASSERT_NE(mkdtemp(tmpl), nullptr);
@@ -325,6 +341,16 @@ TEST_F(StorePg, MigrateCopiesAStoreBothWaysWithItsHistoryAndIds) {
   auto there = migrate(file, Name());
   ASSERT_TRUE(there.ok()) << there.status().ToString();
   EXPECT_EQ(there->history, 1);
+  {
+    // migrate drops the big tables' indexes for the copy and builds them after it: the
+    // migrated store has every index a new store has, the same.
+    const std::string fresh = schema_ + "_fresh";
+    ASSERT_TRUE(Store::open(pg::TestConninfo() + " schema=" + fresh).ok());
+    const auto want = IndexesOf(*admin_, fresh);
+    EXPECT_GE(want.size(), 8u);
+    EXPECT_EQ(IndexesOf(*admin_, schema_), want);
+    EXPECT_TRUE(admin_->Exec("DROP SCHEMA " + fresh + " CASCADE").ok());
+  }
   auto again = migrate(file, Name());
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.status().code(), Code::kConflict) << again.status().ToString();
