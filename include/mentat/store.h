@@ -35,6 +35,9 @@ class Store;
 //  kNormal: (default) a process crash loses nothing acknowledged; an OS crash or power
 //           loss may roll back the most recent transactions, never corrupts the store.
 //  kFull:   every acknowledged transaction survives power loss.
+// On PostgreSQL, kOff sets synchronous_commit = off on the store's connections (a server or
+// OS crash may lose the latest acknowledged transactions, never corrupts); the other levels
+// keep the server's synchronous_commit.
 enum class Synchronous { kOff = 0, kNormal = 1, kFull = 2, kExtra = 3 };
 
 // How mentat manages value indexes (the Rust mentat's AutoIndex; doc/performance.md "Value

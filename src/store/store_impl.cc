@@ -122,6 +122,19 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::Open(const std::string& path,
   return s;
 }
 
+namespace {
+
+// The Options a PostgreSQL connection of the store takes as session settings: kOff is
+// synchronous_commit = off (a commit returns before its WAL reaches the disk; a server or
+// OS crash may lose the latest transactions, never corrupts); the other levels keep the
+// server's setting (on, unless configured otherwise).
+Status PgSessionSettings(storage::Connection* c, const Options& o) {
+  if (o.synchronous != Synchronous::kOff) return Status::OK();
+  return c->Exec("SET synchronous_commit = off");
+}
+
+}  // namespace
+
 Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& name,
                                                            const Options& options) {
   std::unique_ptr<StoreImpl> s(new StoreImpl());
@@ -131,6 +144,7 @@ Result<std::unique_ptr<StoreImpl>> StoreImpl::OpenPostgres(const std::string& na
   s->options_ = options;
   MENTAT_RETURN_IF_ERROR(s->InitAdvisor());
   MENTAT_ASSIGN_OR_RETURN(auto first, storage::Connection::OpenPostgres(name));
+  MENTAT_RETURN_IF_ERROR(PgSessionSettings(first.get(), options));
   int version = 0;
   storage::FileState state;
   {
@@ -365,6 +379,7 @@ Status StoreImpl::Bootstrap(storage::Connection* c) {
 Result<std::unique_ptr<StoreImpl::Conn>> StoreImpl::NewConn() {
   if (pg_) {
     MENTAT_ASSIGN_OR_RETURN(auto db, storage::Connection::OpenPostgres(uri_));
+    MENTAT_RETURN_IF_ERROR(PgSessionSettings(db.get(), options_));
     auto c = std::make_unique<Conn>();
     c->db = std::move(db);
     return c;

@@ -16,6 +16,7 @@
 #include "mentat/store.h"
 #include "pg/connection.h"
 #include "pg/pgtest_util.h"
+#include "store/store_impl.h"
 
 namespace mentat {
 namespace {
@@ -558,6 +559,46 @@ TEST_F(StorePg, AStandbyThatHasNotReplayedLeavesTheReadToThePrimary) {
   auto r = (*d)->q("[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(edn::Print(r->ToEdn()), "10");
+}
+
+}  // namespace
+}  // namespace mentat
+
+namespace mentat {
+namespace {
+
+// The synchronous_commit of a connection of `s`.
+std::string SynchronousCommitOf(Store* s) {
+  auto lease = ImplOf(s)->Acquire();
+  EXPECT_TRUE(lease.ok()) << lease.status().ToString();
+  if (!lease.ok()) return "";
+  auto st = lease->get()->db->Prepare("SHOW synchronous_commit");
+  EXPECT_TRUE(st.ok()) << st.status().ToString();
+  if (!st.ok()) return "";
+  auto row = st->Step();
+  EXPECT_TRUE(row.ok() && *row);
+  return std::string(st->ColumnText(0));
+}
+
+TEST_F(StorePg, SynchronousOffIsAsynchronousCommitOnTheServer) {
+  {
+    auto s = Open();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(SynchronousCommitOf(s.get()), "on");
+  }
+  Options o;
+  o.synchronous = Synchronous::kOff;
+  auto s = Store::open(Name(), o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(SynchronousCommitOf(s->get()), "off");
+  // It still commits: another store sees the transaction.
+  ASSERT_TRUE((*s)->transact(kSchema).ok());
+  ASSERT_TRUE((*s)->transact("[{:acct/id 7}]").ok());
+  auto other = Open();
+  ASSERT_TRUE(other);
+  auto n = other->q("[:find (count ?e) . :where [?e :acct/id]]");
+  ASSERT_TRUE(n.ok()) << n.status().ToString();
+  EXPECT_EQ(edn::Print(n->ToEdn()), "1");
 }
 
 }  // namespace

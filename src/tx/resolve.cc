@@ -40,15 +40,18 @@ Result<Partitions> Partitions::Read(storage::Connection* c) {
 }
 
 Status Partitions::Write(storage::Connection* c) const {
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("UPDATE parts SET next = ?2 WHERE part = ?1"));
+  // The three in one statement (on PostgreSQL, one round trip instead of three).
+  MENTAT_ASSIGN_OR_RETURN(
+      auto s, c->Cached("UPDATE parts SET next = CASE part WHEN ?1 THEN CAST(?2 AS bigint) "
+                        "WHEN ?3 THEN CAST(?4 AS bigint) ELSE CAST(?6 AS bigint) END "
+                        "WHERE part IN (?1, ?3, ?5)"));
+  int i = 0;
   for (auto [id, part] : {std::pair{ids::kPartDb, &db}, std::pair{ids::kPartUser, &user},
                           std::pair{ids::kPartTx, &tx}}) {
-    s->BindInt(1, id);
-    s->BindInt(2, part->next);
-    MENTAT_RETURN_IF_ERROR(s->Run());
-    s->Reset();
+    s->BindInt(++i, id);
+    s->BindInt(++i, part->next);
   }
-  return Status::OK();
+  return s->Run();
 }
 
 bool Partitions::Allocated(Entid id) const {

@@ -1,7 +1,10 @@
 #include "tx/write.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "storage/format.h"
 #include "util/copy_rows.h"
@@ -57,29 +60,50 @@ Status Fulltext(storage::Connection* c, const Change& ch, bool insert) {
   return d->Run();
 }
 
+// "INSERT INTO attr_stats ... VALUES (?1, ?2, 0, 0), ... ON CONFLICT ... RETURNING" for
+// `rows` attributes: each attribute's datom count moved by its delta, returned with the
+// count at its last recount.
+std::string StatsUpsert(size_t rows) {
+  std::string sql = "INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) VALUES ";
+  for (size_t r = 0; r < rows; ++r) {
+    if (r) sql += ", ";
+    sql += "(?" + std::to_string(2 * r + 1) + ", ?" + std::to_string(2 * r + 2) + ", 0, 0)";
+  }
+  return sql +
+         " ON CONFLICT(a) DO UPDATE SET datoms = attr_stats.datoms + excluded.datoms "
+         "RETURNING a, datoms, distinct_at";
+}
+
+// Attributes per StatsUpsert statement.
+constexpr size_t kStatsRows = 32;
+
 Status UpdateStats(storage::Connection* c, const Schema& schema,
                    const std::map<Entid, int64_t>& delta) {
-  MENTAT_ASSIGN_OR_RETURN(
-      auto s,
-      c->Cached("INSERT INTO attr_stats (a, datoms, distinct_values, distinct_at) "
-                "VALUES (?1, ?2, 0, 0) ON CONFLICT(a) DO UPDATE SET "
-                "datoms = attr_stats.datoms + excluded.datoms RETURNING datoms, distinct_at"));
-  for (const auto& [a, d] : delta) {
-    if (d == 0) continue;
-    s->BindInt(1, a);
-    s->BindInt(2, d);
-    MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
-    int64_t datoms = row ? s->ColumnInt(0) : 0;
-    int64_t at = row ? s->ColumnInt(1) : 0;
-    MENTAT_RETURN_IF_ERROR(s->Run());
-    s->Reset();
-    // Recount distinct values and entities and the common values when the datom count
-    // has doubled or halved since the last count: amortized O(1) per datom.
-    if (datoms > 2 * at || datoms < at / 2) {
-      const Attribute* attr = schema.attribute(a);
-      MENTAT_RETURN_IF_ERROR(
-          storage::RecountAttrStats(c, a, attr && attr->value_indexed(), !attr || attr->many));
+  std::vector<std::pair<Entid, int64_t>> moved;
+  for (const auto& [a, d] : delta)
+    if (d != 0) moved.emplace_back(a, d);
+  // Recount distinct values and entities and the common values when an attribute's datom
+  // count has doubled or halved since its last count: amortized O(1) per datom.
+  std::vector<Entid> recount;
+  for (size_t i = 0; i < moved.size(); i += kStatsRows) {
+    const size_t n = std::min(kStatsRows, moved.size() - i);
+    MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached(StatsUpsert(n)));
+    for (size_t k = 0; k < n; ++k) {
+      s->BindInt(static_cast<int>(2 * k + 1), moved[i + k].first);
+      s->BindInt(static_cast<int>(2 * k + 2), moved[i + k].second);
     }
+    for (;;) {
+      MENTAT_ASSIGN_OR_RETURN(bool row, s->Step());
+      if (!row) break;
+      const int64_t datoms = s->ColumnInt(1), at = s->ColumnInt(2);
+      if (datoms > 2 * at || datoms < at / 2) recount.push_back(s->ColumnInt(0));
+    }
+    s->Reset();
+  }
+  for (Entid a : recount) {
+    const Attribute* attr = schema.attribute(a);
+    MENTAT_RETURN_IF_ERROR(
+        storage::RecountAttrStats(c, a, attr && attr->value_indexed(), !attr || attr->many));
   }
   return Status::OK();
 }
@@ -154,12 +178,14 @@ Status MoveIndexedAttributes(storage::Connection* c, const Schema& before, const
 // PostgreSQL: a transaction asserting this many datoms writes them by COPY.
 constexpr size_t kCopyAtLeast = 64;
 
-Status SetMeta(storage::Connection* c, const char* key, int64_t value) {
+// meta's last_tx and last_tx_instant, in one statement.
+Status SetLastTx(storage::Connection* c, Entid tx_id, int64_t tx_instant) {
   MENTAT_ASSIGN_OR_RETURN(auto s,
-                          c->Cached("INSERT INTO meta (key, value) VALUES (?1, ?2) "
+                          c->Cached("INSERT INTO meta (key, value) VALUES ('last_tx', ?1), "
+                                    "('last_tx_instant', ?2) "
                                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
-  s->BindText(1, key);
-  s->BindInt(2, value);
+  s->BindInt(1, tx_id);
+  s->BindInt(2, tx_instant);
   return s->Run();
 }
 
@@ -258,7 +284,15 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
         many->Reset();
       }
     }
-    if (i < asserted.size()) {
+    if (i < asserted.size() && c->is_pg()) {
+      // PostgreSQL: the rest as one statement of their number (a round trip each
+      // otherwise).
+      const size_t rest = asserted.size() - i;
+      MENTAT_ASSIGN_OR_RETURN(auto ins, c->Cached(MultiRowInsert(c, rest)));
+      for (size_t k = 0; k < rest; ++k)
+        BindDatom(*ins, static_cast<int>(5 * k), asserted[i + k], after, tx_id);
+      MENTAT_RETURN_IF_ERROR(ins->Run());
+    } else if (i < asserted.size()) {
       MENTAT_ASSIGN_OR_RETURN(auto ins, c->Cached(MultiRowInsert(c, 1)));
       for (size_t k = i; k < asserted.size(); ++k) {
         BindDatom(*ins, 0, asserted[k], after, tx_id);
@@ -275,8 +309,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
   if (schema_changed) MENTAT_RETURN_IF_ERROR(MoveIndexedAttributes(c, before, after));
   MENTAT_RETURN_IF_ERROR(UpdateStats(c, after, delta));
   MENTAT_RETURN_IF_ERROR(parts.Write(c));
-  MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx", tx_id));
-  MENTAT_RETURN_IF_ERROR(SetMeta(c, "last_tx_instant", tx_instant));
+  MENTAT_RETURN_IF_ERROR(SetLastTx(c, tx_id, tx_instant));
   if (schema_changed) {
     MENTAT_RETURN_IF_ERROR(c->Exec("UPDATE meta SET value = value + 1 WHERE key = 'schema_gen'"));
   }
