@@ -11,7 +11,9 @@ namespace mentat::tx {
 using schema::DbVal;
 
 Result<Partitions> Partitions::Read(storage::Connection* c) {
-  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT part, start, \"end\", next FROM parts"));
+  MENTAT_ASSIGN_OR_RETURN(auto s, c->Cached("SELECT part, start, \"end\", next FROM parts "
+                                            "UNION ALL SELECT -1, value, 0, 0 FROM meta "
+                                            "WHERE key = 'last_tx_instant'"));
   Partitions p;
   int seen = 0;
   for (;;) {
@@ -19,6 +21,9 @@ Result<Partitions> Partitions::Read(storage::Connection* c) {
     if (!row) break;
     Part part{s->ColumnInt(1), s->ColumnInt(2), s->ColumnInt(3)};
     switch (s->ColumnInt(0)) {
+      case -1:
+        p.last_instant = s->ColumnInt(1);
+        break;
       case ids::kPartDb:
         p.db = part;
         ++seen;

@@ -22,6 +22,9 @@ struct Partitions {
     Entid next = 0;
   };
   Part db, user, tx;
+  // meta's last_tx_instant (0 when unset), read in the same statement: the transactor
+  // needs both, and on PostgreSQL a statement is a round trip.
+  int64_t last_instant = 0;
 
   static Result<Partitions> Read(storage::Connection* c);
   Status Write(storage::Connection* c) const;

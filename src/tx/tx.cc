@@ -11,14 +11,6 @@
 
 namespace mentat::tx {
 
-namespace {
-
-Result<int64_t> LastInstant(storage::Connection* c) {
-  return c->QueryInt("SELECT value FROM meta WHERE key = 'last_tx_instant'", 0);
-}
-
-}  // namespace
-
 Result<TxOutput> Transact(const TxInput& in, const edn::Value& data) {
   const Schema& schema = *in.schema;
   // Calls of transaction functions first: they see the database before the transaction.
@@ -33,17 +25,16 @@ Result<TxOutput> Transact(const TxInput& in, const edn::Value& data) {
   MENTAT_ASSIGN_OR_RETURN(Changes changes, Apply(in.conn, schema, terms, res));
 
   // The transaction's instant: explicit (never earlier than the previous one) or now.
-  MENTAT_ASSIGN_OR_RETURN(int64_t last_instant, LastInstant(in.conn));
-  int64_t instant = std::max(in.now_micros, last_instant);
+  int64_t instant = std::max(in.now_micros, parts.last_instant);
   bool explicit_instant = false;
   for (const auto& ch : changes.asserted) {
     if (ch.a != ids::kTxInstant) continue;
     if (ch.e != res.tx_id)
       return Status::Schema(":db/txInstant can only be asserted on the current transaction");
-    if (ch.v.i < last_instant)
+    if (ch.v.i < parts.last_instant)
       return Status::Conflict(":db/txInstant " + edn::FormatInstant(ch.v.i) +
                               " is earlier than the previous transaction's " +
-                              edn::FormatInstant(last_instant));
+                              edn::FormatInstant(parts.last_instant));
     instant = ch.v.i;
     explicit_instant = true;
   }
