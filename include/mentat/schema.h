@@ -65,6 +65,9 @@ struct Attribute {
   std::optional<ValueType> tuple_type;
   std::vector<ValueType> tuple_types;
   std::vector<std::string> tuple_attrs;
+  // :db.attr/preds: the predicates (function symbols, e.g. "clojure.core/even?", sorted)
+  // that every value asserted for it must satisfy.
+  std::vector<std::string> preds;
 
   // True when the attribute's values are indexed (AVET): unique, :db/index, a ref (so
   // reverse references are an index range, as Datomic's VAET), or an adaptive index.

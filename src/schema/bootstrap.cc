@@ -1,5 +1,6 @@
 #include "schema/bootstrap.h"
 
+#include <algorithm>
 #include <string>
 
 #include "schema/tuple.h"
@@ -158,6 +159,15 @@ void ApplySchemaDatom(Schema* schema, Entid e, Entid a, const DbVal& v, bool add
     case ids::kDoc:
       attr->doc = added ? v.s : "";
       break;
+    case ids::kAttrPreds: {
+      // Kept sorted: the order the store's index gives them in.
+      auto& p = attr->preds;
+      auto it = std::lower_bound(p.begin(), p.end(), v.s);
+      const bool present = it != p.end() && *it == v.s;
+      if (added && !present) p.insert(it, v.s);
+      if (!added && present) p.erase(it);
+      break;
+    }
     case ids::kTupleType:
       attr->tuple_type.reset();
       if (added) attr->tuple_type = ValueTypeFromIdent(v.s);
@@ -198,10 +208,11 @@ Schema BuildSchema(const std::vector<BootDatom>& datoms) {
 }
 
 namespace {
-// Schema::IsSchemaAttribute as an SQL list: :db/ident, :db/valueType .. :db/doc, and the
-// tuple attributes (format 5).
-constexpr const char* kSchemaAttrList = "(1, 5, 6, 7, 8, 9, 10, 11, 12, 65296, 65297, 65298)";
-static_assert(ids::kTupleType == 65296 && ids::kTupleAttrs == 65298);
+// What the schema is loaded from, as an SQL list: Schema::IsSchemaAttribute (:db/ident,
+// :db/valueType .. :db/doc, the tuple attributes of format 5) and :db.attr/preds (format 6).
+constexpr const char* kSchemaAttrList =
+    "(1, 5, 6, 7, 8, 9, 10, 11, 12, 65296, 65297, 65298, 65300)";
+static_assert(ids::kTupleType == 65296 && ids::kTupleAttrs == 65298 && ids::kAttrPreds == 65300);
 }  // namespace
 
 Result<Schema> LoadSchema(storage::Connection* c) {

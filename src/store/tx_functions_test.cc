@@ -113,6 +113,37 @@ TEST_P(TxFunctionsTest, ReadersOnOtherThreadsDoNotSeeTheTransactionInProgress) {
   EXPECT_EQ(N(), 42);
 }
 
+// :db.attr/preds live in the schema: a predicate another handle (another connection, with
+// its own cached schema) asserts or retracts holds for this handle's next transaction.
+TEST_P(TxFunctionsTest, AttributePredicatesSetElsewhereHoldAtTheNextTransaction) {
+  std::unique_ptr<Store> other;
+  if (GetParam()) {
+    auto o = Store::open(dir_.Path("s.db"));
+    ASSERT_TRUE(o.ok()) << o.status().ToString();
+    other = std::move(*o);
+  }
+  Store* setter = other ? other.get() : store_.get();
+  ASSERT_TRUE(store_->transact(R"([{:c/name "a" :c/n 3}])").ok());
+  auto r = setter->transact("[[:db/add :c/n :db.attr/preds clojure.core/even?]]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  r = store_->transact(R"([{:c/name "a" :c/n 5}])");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("fails its predicate clojure.core/even?"), std::string::npos)
+      << r.status().message();
+  EXPECT_EQ(N(), 3);
+  ASSERT_TRUE(store_->transact(R"([{:c/name "a" :c/n 4}])").ok());
+  r = setter->transact("[[:db/retract :c/n :db.attr/preds clojure.core/even?]]");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  r = store_->transact(R"([{:c/name "a" :c/n 7}])");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(N(), 7);
+  // And one asserted in the same transaction as a value holds for that value.
+  r = store_->transact(
+      R"([[:db/add :c/n :db.attr/preds clojure.core/even?] {:c/name "a" :c/n 9}])");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(N(), 7);
+}
+
 INSTANTIATE_TEST_SUITE_P(Stores, TxFunctionsTest, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "File" : "Memory"; });
 

@@ -198,26 +198,15 @@ Result<std::string> PredicateSource(storage::Connection* c, const Schema& schema
 
 Status CheckAttributePredicates(storage::Connection* c, const Schema& schema,
                                 const Changes& changes, Functions* fns) {
-  if (changes.asserted.empty()) return Status::OK();
-  MENTAT_ASSIGN_OR_RETURN(
-      auto st, c->Cached("SELECT e, v FROM datoms WHERE a = " + std::to_string(ids::kAttrPreds) +
-                         " AND " + storage::IndexTerm(false)));
-  std::map<Entid, std::vector<edn::Value>> preds;
-  for (;;) {
-    MENTAT_ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    preds[st->ColumnInt(0)].push_back(edn::Value::Symbol(std::string(st->ColumnText(1))));
-  }
-  st->Reset();
-  if (preds.empty()) return Status::OK();
+  // The predicates are the schema's (Attribute::preds, kept current by the schema
+  // generation), so a transaction reads nothing for them.
   std::map<std::string, std::string> sources;  // symbol -> script source
   for (const Change& ch : changes.asserted) {
-    auto it = preds.find(ch.a);
-    if (it == preds.end()) continue;
     const Attribute* attr = schema.attribute(ch.a);
-    if (!attr) continue;
+    if (!attr || attr->preds.empty()) continue;
     edn::Value value = schema::Decode(ch.v, attr->type);
-    for (const edn::Value& pred : it->second) {
+    for (const std::string& name : attr->preds) {
+      const edn::Value pred = edn::Value::Symbol(name);
       auto [src, fresh] = sources.try_emplace(pred.str());
       if (fresh) {
         MENTAT_ASSIGN_OR_RETURN(src->second, PredicateSource(c, schema, pred));

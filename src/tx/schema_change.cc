@@ -125,11 +125,15 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
                                                    const Changes& changes) {
   bool touched = false;
   for (const auto* list : {&changes.retracted, &changes.asserted})
-    for (const auto& ch : *list)
+    for (const auto& ch : *list) {
+      // An attribute's :db.attr/preds are kept in the schema, so a change of them is one
+      // (the schema generation moves and other connections reload), checked by nothing.
+      if (ch.a == ids::kAttrPreds) touched = true;
       if (Schema::IsSchemaAttribute(ch.a)) {
         touched = true;
         MENTAT_RETURN_IF_ERROR(CheckNotBuiltIn(schema, ch, list == &changes.asserted));
       }
+    }
   if (!touched) return std::shared_ptr<Schema>();
 
   auto next = std::make_shared<Schema>(schema);
@@ -168,6 +172,11 @@ Result<std::shared_ptr<Schema>> ApplySchemaChanges(storage::Connection* c, const
     }
     schema::ApplySchemaDatom(next.get(), ch->e, ch->a, ch->v, true);
   }
+  // Predicates last: the attribute they are asserted on may be new in this transaction.
+  for (const auto* list : {&changes.retracted, &changes.asserted})
+    for (const auto& ch : *list)
+      if (ch.a == ids::kAttrPreds)
+        schema::ApplySchemaDatom(next.get(), ch.e, ch.a, ch.v, list == &changes.asserted);
 
   for (Entid e : entities) {
     const Attribute* now = next->attribute(e);
