@@ -172,6 +172,17 @@ class Migration {
     return report;
   }
 
+  // The source's SELECTs of `t`. Into PostgreSQL, which builds datoms_avet and datoms_aevt
+  // after the copy (DropIndexes), a SQLite source's datoms are read through its own two
+  // partial indexes, split by ix as PostgreSQL's are: rows that arrive in an index's order
+  // make the sort of its build one pass (PostgreSQL's sort checks for sorted input).
+  std::vector<std::string> Selects(const Table& t) const {
+    const std::string all = std::string("SELECT ") + t.columns + " FROM " + t.name;
+    if (t.name != std::string("datoms") || src_->is_pg() || !dst_->is_pg()) return {all};
+    return {all + " WHERE ix IS NOT 0 ORDER BY a, v, e, tx",
+            all + " WHERE ix IS NOT 1 AND ix = 0 ORDER BY a, e, v, tx"};
+  }
+
   // The digest of the source's rows of "datoms" or "history", taken while copying them.
   const Digest& source_digest(const std::string& table) const {
     return table == "history" ? history_digest_ : datoms_digest_;
@@ -185,8 +196,6 @@ class Migration {
                      : t.name == std::string("history") ? &history_digest_
                                                         : nullptr;
     DbVal cells[5];
-    MENTAT_ASSIGN_OR_RETURN(auto in,
-                            src_->Prepare(std::string("SELECT ") + t.columns + " FROM " + t.name));
     const std::string copy = std::string("COPY ") + t.name + " (" + t.columns + ") FROM STDIN";
     MENTAT_ASSIGN_OR_RETURN(auto out, dst_->Prepare(std::string("INSERT INTO ") + t.name + " (" +
                                                     t.columns + ") VALUES (" + Params(n) + ")"));
@@ -196,7 +205,8 @@ class Migration {
     if (pg) MENTAT_RETURN_IF_ERROR(dst_->CopyStart(copy));
     CopyRows rows;
     int64_t copied = 0;
-    Status st = [&]() -> Status {
+    // The rows of one SELECT of the source, into the COPY (PostgreSQL) or `out`.
+    auto copy_rows = [&](storage::Statement& in) -> Status {
       for (;;) {
         MENTAT_ASSIGN_OR_RETURN(bool row, in.Step());
         if (!row) break;
@@ -231,6 +241,13 @@ class Migration {
         }
         ++copied;
         if (progress_ && (++done_ % 10000 == 0)) progress_(done_, total_);
+      }
+      return Status::OK();
+    };
+    Status st = [&]() -> Status {
+      for (const std::string& select : Selects(t)) {
+        MENTAT_ASSIGN_OR_RETURN(auto in, src_->Prepare(select));
+        MENTAT_RETURN_IF_ERROR(copy_rows(in));
       }
       return pg && rows.rows() ? dst_->CopyPut(rows.data()) : Status::OK();
     }();
