@@ -77,9 +77,9 @@ uint64_t CellHash(uint64_t h, const DbVal& v) {
 using Digest = std::map<int64_t, std::pair<int64_t, uint64_t>>;
 
 // Adds one row to `d`: `cells` are e, v, tx (and rtx for history), `a` its attribute.
-void AddToDigest(Digest* d, int64_t a, const DbVal* cells, int n) {
+void AddToDigest(Digest* d, int64_t a, const DbVal* const* cells, int n) {
   uint64_t h = 14695981039346656037ULL;
-  for (int i = 0; i < n; ++i) h = CellHash(h, cells[i]);
+  for (int i = 0; i < n; ++i) h = CellHash(h, *cells[i]);
   auto& [count, sum] = (*d)[a];
   ++count;
   sum += h;
@@ -90,13 +90,14 @@ Result<Digest> DigestOf(storage::Connection* c, const char* table) {
   MENTAT_ASSIGN_OR_RETURN(auto st, c->Prepare(std::string("SELECT a, e, v, tx") +
                                               (history ? ", rtx" : "") + " FROM " + table));
   Digest d;
+  const int n = history ? 4 : 3;
   DbVal cells[4];
+  const DbVal* hashed[] = {&cells[0], &cells[1], &cells[2], &cells[3]};
   for (;;) {
     MENTAT_ASSIGN_OR_RETURN(bool row, st.Step());
     if (!row) break;
-    const int n = history ? 4 : 3;
     for (int col = 0; col < n; ++col) cells[col] = schema::Column(st, col + 1);
-    AddToDigest(&d, st.ColumnInt(0), cells, n);
+    AddToDigest(&d, st.ColumnInt(0), hashed, n);
   }
   return d;
 }
@@ -172,6 +173,12 @@ class Migration {
     return report;
   }
 
+  // The digest of the source's rows of "datoms" or "history", taken while copying them.
+  const Digest& source_digest(const std::string& table) const {
+    return table == "history" ? history_digest_ : datoms_digest_;
+  }
+
+ private:
   // The source's SELECTs of `t`. Into PostgreSQL, which builds datoms_avet and datoms_aevt
   // after the copy (DropIndexes), a SQLite source's datoms are read through its own two
   // partial indexes, split by ix as PostgreSQL's are: rows that arrive in an index's order
@@ -183,12 +190,6 @@ class Migration {
             all + " WHERE ix IS NOT 1 AND ix = 0 ORDER BY a, e, v, tx"};
   }
 
-  // The digest of the source's rows of "datoms" or "history", taken while copying them.
-  const Digest& source_digest(const std::string& table) const {
-    return table == "history" ? history_digest_ : datoms_digest_;
-  }
-
- private:
   Result<int64_t> Copy(const Table& t) {
     const int n = Columns(t);
     // datoms (e, a, v, tx, ix) and history (e, a, v, tx, rtx): the cells the digest reads.
@@ -196,6 +197,7 @@ class Migration {
                      : t.name == std::string("history") ? &history_digest_
                                                         : nullptr;
     DbVal cells[5];
+    const DbVal* hashed[] = {&cells[0], &cells[2], &cells[3], &cells[4]};
     const std::string copy = std::string("COPY ") + t.name + " (" + t.columns + ") FROM STDIN";
     MENTAT_ASSIGN_OR_RETURN(auto out, dst_->Prepare(std::string("INSERT INTO ") + t.name + " (" +
                                                     t.columns + ") VALUES (" + Params(n) + ")"));
@@ -225,10 +227,7 @@ class Migration {
             schema::Bind(out, col + 1, v);
           }
         }
-        if (digest) {
-          const DbVal hashed[] = {cells[0], cells[2], cells[3], cells[4]};
-          AddToDigest(digest, cells[1].i, hashed, digest == &history_digest_ ? 4 : 3);
-        }
+        if (digest) AddToDigest(digest, cells[1].i, hashed, digest == &history_digest_ ? 4 : 3);
         if (pg) {
           rows.EndRow();
           if (rows.rows() >= 4096) {
