@@ -61,6 +61,8 @@ case "$cmd" in
     mkdir -p "$dir"
     [ "$(id -u)" = 0 ] && chown postgres: "$dir"
     if [ ! -f "$dir/data/PG_VERSION" ]; then
+      # -c fast: the primary checkpoints at once (the default spreads it over most of
+      # checkpoint_timeout, a minute and more of waiting on an idle test cluster).
       as_owner "$PGBIN/initdb" -D "$dir/data" -U mentat -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log"
       configure "$dir" "$port"
       echo "$port" >"$dir/port"
@@ -84,8 +86,10 @@ case "$cmd" in
       rm -rf "$dir/data"
     fi
     if [ ! -f "$dir/data/PG_VERSION" ]; then
+      # -c fast: the primary checkpoints at once (the default spreads it over most of
+      # checkpoint_timeout, a minute and more of waiting on an idle test cluster).
       as_owner "$PGBIN/pg_basebackup" -U mentat -h "$primary" -p "$(cat "$primary/port")" \
-        -D "$dir/data" -R -X stream >"$dir/basebackup.log" 2>&1
+        -D "$dir/data" -R -X stream -c fast >"$dir/basebackup.log" 2>&1
       # The copied configuration names the primary's socket and port: this one's own.
       configure "$dir" "$port"
       echo "$port" >"$dir/port"

@@ -333,6 +333,11 @@ std::string PgPlaceholders(std::string_view sql, std::vector<int>* occurrences) 
 Statement::~Statement() {
   if (result_) PQclear(result_);
   conn_->Drain();
+  // Waiting statements may name this one's server-side statements, dropped below.
+  if (!conn_->closing_ && !conn_->later_.empty()) {
+    Status st = conn_->Flush();
+    if (!st.ok() && conn_->later_error_.ok()) conn_->later_error_ = st;
+  }
   // Best effort: in a failed transaction the server refuses it, and the names go with the
   // session.
   auto drop = [this](const std::string& name) {
@@ -372,6 +377,8 @@ void Statement::BindNull(int i) { Bind(i, Kind::kNull, std::string()); }
 
 Status Statement::Describe() {
   conn_->Drain();
+  // The transaction's state below is the server's after the waiting statements.
+  MENTAT_RETURN_IF_ERROR(conn_->Flush());
   PGconn* c = conn_->conn_;
   std::string name = "m" + std::to_string(conn_->next_name_++);
   // Inside a transaction a failed prepare would abort it: the first try runs in a
@@ -412,8 +419,9 @@ Status Statement::Describe() {
   return Status::OK();
 }
 
-Status Statement::Execute() {
+Status Statement::Execute(bool later) {
   conn_->Drain();
+  if (!conn_->later_error_.ok()) return std::exchange(conn_->later_error_, Status::OK());
   if (!described_) MENTAT_RETURN_IF_ERROR(Describe());
   // The server's parameters: one per occurrence of a SQLite parameter (each typed by its
   // own context), or the bound ones in order for SQL written with $N.
@@ -468,7 +476,27 @@ Status Statement::Execute() {
   if (result_) PQclear(result_);
   result_ = nullptr;
   ++conn_->executions_;
-  if (Statement* probe = std::exchange(conn_->envelope_, nullptr); probe && probe != this) {
+  if (later) {
+    Connection::Later w;
+    w.name = *name;
+    w.values.resize(n);
+    w.null.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      w.null[i] = values[i] == nullptr;
+      if (values[i]) w.values[i].assign(values[i], static_cast<size_t>(lengths[i]));
+    }
+    conn_->later_.push_back(std::move(w));
+    rows_ = 0;
+    changes_ = 0;
+    row_ = -1;
+    executed_ = true;
+    if (conn_->later_.size() >= Connection::kLaterBatch) return conn_->Flush();
+    return Status::OK();
+  }
+  if (!conn_->later_.empty() && !conn_->envelope_) {
+    MENTAT_ASSIGN_OR_RETURN(result_, conn_->RunAfterLater(name, static_cast<int>(n), values.data(),
+                                                          lengths.data(), formats.data()));
+  } else if (Statement* probe = std::exchange(conn_->envelope_, nullptr); probe && probe != this) {
     MENTAT_ASSIGN_OR_RETURN(result_,
                             conn_->RunEnveloped(probe, *name, static_cast<int>(n), values.data(),
                                                 lengths.data(), formats.data()));
@@ -505,6 +533,11 @@ Status Statement::Run() {
   if (!executed_) MENTAT_RETURN_IF_ERROR(Execute());
   row_ = rows_;
   return Status::OK();
+}
+
+Status Statement::RunLater() {
+  if (executed_) return Status::OK();
+  return Execute(/*later=*/true);
 }
 
 void Statement::Reset() {
@@ -712,6 +745,7 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
 
 Status Connection::Exec(std::string_view sql) {
   Drain();
+  MENTAT_RETURN_IF_ERROR(Flush());
   PGresult* r = PQexec(conn_, std::string(sql).c_str());
   ExecStatusType s = PQresultStatus(r);
   Status st = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? Status::OK() : Error("exec", r);
@@ -749,6 +783,7 @@ Status Connection::ClearCache() {
 
 Status Connection::CopyStart(const std::string& copy_sql) {
   Drain();
+  MENTAT_RETURN_IF_ERROR(Flush());
   PGresult* r = PQexec(conn_, copy_sql.c_str());
   if (PQresultStatus(r) != PGRES_COPY_IN) {
     Status st = Error("copy", r);
@@ -811,6 +846,7 @@ void Connection::Cancel() {
 Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string& name, int n,
                                             const char* const* values, const int* lengths,
                                             const int* formats) {
+  MENTAT_RETURN_IF_ERROR(Flush());
   if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
   if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
   envelope_sent_ = true;
@@ -877,6 +913,7 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
 
 void Connection::CommitAsync() {
   Drain();
+  if (Status st = Flush(); !st.ok() && later_error_.ok()) later_error_ = st;
   if (PQsendQuery(conn_, "COMMIT")) commit_pending_ = true;
 }
 
@@ -891,8 +928,79 @@ void Connection::Drain() const {
 
 bool Connection::InTransaction() const {
   Drain();
+  // Waiting statements run in a transaction (or begin one).
+  if (!later_.empty()) return true;
   PGTransactionStatusType t = PQtransactionStatus(conn_);
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
+}
+
+Status Connection::Flush() {
+  if (later_.empty()) return Status::OK();
+  return RunAfterLater(nullptr, 0, nullptr, nullptr, nullptr).status();
+}
+
+void Connection::DiscardLater() {
+  later_.clear();
+  later_error_ = Status::OK();
+}
+
+Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
+                                             const char* const* values, const int* lengths,
+                                             const int* formats) {
+  std::vector<Later> batch = std::move(later_);
+  later_.clear();
+  if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  bool sent = true;
+  std::vector<const char*> ptrs;
+  std::vector<int> lens, fmts;
+  for (const Later& w : batch) {
+    const size_t k = w.values.size();
+    ptrs.assign(k, nullptr);
+    lens.assign(k, 0);
+    fmts.assign(k, 1);
+    for (size_t i = 0; i < k; ++i) {
+      if (!w.null[i]) ptrs[i] = w.values[i].data();
+      lens[i] = static_cast<int>(w.values[i].size());
+    }
+    sent = sent && PQsendQueryPrepared(conn_, w.name.c_str(), static_cast<int>(k), ptrs.data(),
+                                       lens.data(), fmts.data(), /*resultFormat=*/1);
+  }
+  if (name)
+    sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, values, lengths, formats, 1);
+  sent = sent && PQpipelineSync(conn_);
+  // Every result up to the sync (an error aborts the rest: PGRES_PIPELINE_ABORTED), each
+  // followed by a null, then the sync's, so the connection leaves pipeline mode clean.
+  const size_t statements = batch.size() + (name ? 1 : 0);
+  std::vector<pg_result*> results(statements, nullptr);
+  for (size_t i = 0; sent && i < statements; ++i) {
+    results[i] = PQgetResult(conn_);
+    if (!results[i]) {
+      sent = false;
+      break;
+    }
+    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+  }
+  pg_result* sync = sent ? PQgetResult(conn_) : nullptr;
+  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  if (sync) PQclear(sync);
+  Status st;
+  if (!sent || !synced) st = Error("pipeline", nullptr);
+  if (!PQexitPipelineMode(conn_) && st.ok()) st = Error("pipeline", nullptr);
+  for (size_t i = 0; st.ok() && i < batch.size(); ++i) {
+    const ExecStatusType s = PQresultStatus(results[i]);
+    if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) st = Error("execute", results[i]);
+  }
+  pg_result* out = nullptr;
+  if (st.ok() && name) {
+    if (PQresultStatus(results.back()) == PGRES_PIPELINE_ABORTED)
+      st = Error("pipeline", nullptr);
+    else
+      out = std::exchange(results.back(), nullptr);
+  }
+  for (pg_result* x : results)
+    if (x) PQclear(x);
+  if (!st.ok()) return st;
+  return out;
 }
 
 }  // namespace mentat::pg

@@ -58,6 +58,10 @@ class Statement {
   Result<bool> Step();
   // Executes, discarding rows.
   Status Run();
+  // Executes later, discarding rows: the execution waits on the connection and goes out
+  // in one pipeline with the next statement that needs an answer (Connection "Writes that
+  // wait"); its error, if any, is that statement's. Changes() reads 0.
+  Status RunLater();
   // Ends the current execution (keeps the bindings' kinds, clears their values).
   void Reset();
 
@@ -76,7 +80,7 @@ class Statement {
   void Bind(int i, Kind k, std::string bytes);
   // Prepares the text without parameter types and reads the types the server inferred.
   Status Describe();
-  Status Execute();
+  Status Execute(bool later = false);
   // A jsonb column's text (after its version byte).
   std::string_view JsonText(int i) const;
 
@@ -195,6 +199,20 @@ class Connection {
   // Statements executed on this connection so far (each Execute counts one).
   uint64_t executions() const { return executions_; }
 
+  // Writes that wait. A write transaction's statements whose answer nobody reads (its
+  // INSERTs, UPDATEs and DELETEs, BEGIN and the writer lock) are held (Statement::RunLater)
+  // and sent in one pipeline ahead of the next statement whose answer is needed (a read,
+  // COMMIT): a round trip for the lot instead of one each. At most kLaterBatch wait, so
+  // that the server's answers to a pipeline stay far below what a socket buffers.
+  // Anything else the connection runs (Exec, COPY, a prepare) sends them first. The first
+  // failure among them is the answer of the statement they went out with (or of Flush), and
+  // the server's transaction is then aborted, as after that failure run alone.
+  static constexpr size_t kLaterBatch = 64;
+  // Sends the waiting statements now; their first failure, if any.
+  Status Flush();
+  // Forgets the waiting statements (before a ROLLBACK: they need not run).
+  void DiscardLater();
+
  private:
   friend class Statement;
   explicit Connection(pg_conn* c);
@@ -205,6 +223,10 @@ class Connection {
                                   const char* const* values, const int* lengths,
                                   const int* formats);
   Status Error(std::string_view what, pg_result* r) const;
+  // Sends the waiting statements, then prepared statement `name` (when given), in one
+  // pipeline; `name`'s result, or the first waiting statement's failure.
+  Result<pg_result*> RunAfterLater(const std::string* name, int n, const char* const* values,
+                                   const int* lengths, const int* formats);
 
   pg_conn* conn_;
   std::mutex cancel_mu_;
@@ -220,6 +242,16 @@ class Connection {
   bool envelope_commit_ = false;
   bool envelope_sent_ = false;
   uint64_t executions_ = 0;
+  // A statement that waits: its server-side name and parameters (binary; null when absent).
+  struct Later {
+    std::string name;
+    std::vector<std::string> values;
+    std::vector<bool> null;
+  };
+  std::vector<Later> later_;
+  // A failure of waiting statements sent where it could not be returned (a statement's
+  // destructor); the next execution reports it.
+  Status later_error_;
 };
 
 // SQL written for SQLite's placeholders, for PostgreSQL's: `?N` becomes `$N` and a bare `?`

@@ -387,5 +387,124 @@ TEST_F(PgConnection, TransactionStateIsReported) {
   EXPECT_FALSE(c_->InTransaction());
 }
 
+TEST_F(PgConnection, StatementsThatWaitRunInOrderWithTheNextThatNeedsAnAnswer) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint PRIMARY KEY, s text)").ok());
+  auto begin = c_->Cached("BEGIN");
+  auto ins = c_->Cached("INSERT INTO t (i, s) VALUES (?1, ?2)");
+  auto upd = c_->Cached("UPDATE t SET s = s || ?2 WHERE i = ?1");
+  auto count = c_->Cached("SELECT count(*), string_agg(s, ',' ORDER BY i) FROM t");
+  ASSERT_TRUE(begin.ok() && ins.ok() && upd.ok() && count.ok());
+  ASSERT_TRUE((*begin)->RunLater().ok());
+  (*begin)->Reset();
+  EXPECT_TRUE(c_->InTransaction()) << "a waiting BEGIN counts as inside a transaction";
+  const uint64_t before = c_->executions();
+  for (int64_t i = 1; i <= 3; ++i) {
+    (*ins)->BindInt(1, i);
+    (*ins)->BindText(2, "v" + std::to_string(i));
+    ASSERT_TRUE((*ins)->RunLater().ok());
+    EXPECT_EQ((*ins)->Changes(), 0);
+    (*ins)->Reset();
+  }
+  (*upd)->BindInt(1, 2);
+  (*upd)->BindText(2, "+");
+  ASSERT_TRUE((*upd)->RunLater().ok());
+  (*upd)->Reset();
+  // The read goes out after them (in order: the update sees its row) and sees them.
+  auto row = (*count)->Step();
+  ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+  EXPECT_EQ((*count)->ColumnInt(0), 3);
+  EXPECT_EQ((*count)->ColumnText(1), "v1,v2+,v3");
+  EXPECT_EQ(c_->executions(), before + 5);
+  (*count)->Reset();
+  ASSERT_TRUE(c_->Exec("COMMIT").ok());
+  EXPECT_FALSE(c_->InTransaction());
+  auto n = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(n.ok() && *n == 3);
+
+  // Discarded (before a ROLLBACK): they never run.
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  (*ins)->BindInt(1, 10);
+  (*ins)->BindText(2, "x");
+  ASSERT_TRUE((*ins)->RunLater().ok());
+  (*ins)->Reset();
+  c_->DiscardLater();
+  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  n = c_->QueryInt("SELECT count(*) FROM t WHERE i = 10", -1);
+  ASSERT_TRUE(n.ok() && *n == 0);
+
+  // More than a pipeline's worth: every one runs (sent kLaterBatch at a time).
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  const int64_t many = 3 * static_cast<int64_t>(Connection::kLaterBatch) + 5;
+  for (int64_t i = 100; i < 100 + many; ++i) {
+    (*ins)->BindInt(1, i);
+    (*ins)->BindText(2, "m");
+    ASSERT_TRUE((*ins)->RunLater().ok());
+    (*ins)->Reset();
+  }
+  ASSERT_TRUE(c_->Flush().ok());
+  ASSERT_TRUE(c_->Exec("COMMIT").ok());
+  n = c_->QueryInt("SELECT count(*) FROM t WHERE s = 'm'", -1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, many);
+}
+
+TEST_F(PgConnection, AWaitingStatementsFailureIsTheNextStatementsAndAbortsTheTransaction) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint PRIMARY KEY)").ok());
+  ASSERT_TRUE(c_->Exec("INSERT INTO t VALUES (1)").ok());
+  auto ins = c_->Cached("INSERT INTO t (i) VALUES (?1)");
+  auto count = c_->Cached("SELECT count(*) FROM t");
+  ASSERT_TRUE(ins.ok() && count.ok());
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  for (int64_t i : {2, 1, 3}) {  // 1 is taken
+    (*ins)->BindInt(1, i);
+    ASSERT_TRUE((*ins)->RunLater().ok());
+    (*ins)->Reset();
+  }
+  auto row = (*count)->Step();
+  ASSERT_FALSE(row.ok());
+  EXPECT_EQ(row.status().code(), Code::kConflict) << row.status().ToString();
+  EXPECT_NE(row.status().message().find("duplicate key"), std::string::npos)
+      << row.status().ToString();
+  (*count)->Reset();
+  EXPECT_TRUE(c_->InTransaction());
+  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  auto n = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1) << "nothing of the failed transaction stays";
+
+  // A COMMIT sent with a failing one does not commit: the others are not written either.
+  auto commit = c_->Cached("COMMIT");
+  ASSERT_TRUE(commit.ok());
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  for (int64_t i : {5, 1}) {
+    (*ins)->BindInt(1, i);
+    ASSERT_TRUE((*ins)->RunLater().ok());
+    (*ins)->Reset();
+  }
+  Status st = (*commit)->Run();
+  EXPECT_EQ(st.code(), Code::kConflict) << st.ToString();
+  (*commit)->Reset();
+  if (c_->InTransaction()) {
+    ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  }
+  n = c_->QueryInt("SELECT count(*) FROM t", -1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1);
+
+  // A statement dropped while its execution waits (ClearCache) still runs first.
+  ASSERT_TRUE(c_->Exec("BEGIN").ok());
+  {
+    auto once = c_->Cached("INSERT INTO t (i) VALUES (?1)");
+    ASSERT_TRUE(once.ok());
+    (*once)->BindInt(1, 7);
+    ASSERT_TRUE((*once)->RunLater().ok());
+  }
+  ASSERT_TRUE(c_->ClearCache().ok());
+  ASSERT_TRUE(c_->Exec("COMMIT").ok());
+  n = c_->QueryInt("SELECT count(*) FROM t WHERE i = 7", -1);
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(*n, 1);
+}
+
 }  // namespace
 }  // namespace mentat::pg

@@ -134,10 +134,12 @@ TEST_F(StoragePg, WritersQueueOnTheLockWhileAReaderKeepsItsSnapshot) {
   std::atomic<bool> second_in{false};
   std::thread second([&] {
     Transaction t2(w2.get());
-    ASSERT_TRUE(t2.Begin(true).ok());  // waits for t1's lock
-    second_in = true;
+    // BEGIN and the lock wait for the first statement that needs an answer
+    // (pg::Connection "Writes that wait"), which then waits for t1's lock.
+    ASSERT_TRUE(t2.Begin(true).ok());
     // READ COMMITTED after the lock: it sees t1's commit.
     auto n = w2->QueryInt("SELECT count(*) FROM t", -1);
+    second_in = true;
     ASSERT_TRUE(n.ok());
     EXPECT_EQ(*n, 1);
     ASSERT_TRUE(w2->Exec("INSERT INTO t VALUES (2)").ok());

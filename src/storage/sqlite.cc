@@ -134,6 +134,16 @@ Result<bool> Statement::Step() {
   return SqliteError(db_, rc, "sqlite step");
 }
 
+Status Statement::RunLater() {
+#ifdef MENTAT_WITH_PG
+  if (pg_) {
+    ++tls_steps;
+    return pg_->RunLater();
+  }
+#endif
+  return Run();
+}
+
 Status Statement::Run() {
   ++tls_steps;
 #ifdef MENTAT_WITH_PG
@@ -363,6 +373,15 @@ Status Control(Connection* c, const std::string& sql) {
   return SqliteError(c->raw(), rc, "sqlite exec");
 }
 
+// Forgets a PostgreSQL connection's statements that wait (Statement::RunLater).
+void DiscardLater(Connection* c) {
+#ifdef MENTAT_WITH_PG
+  if (c->is_pg()) c->pg()->DiscardLater();
+#else
+  (void)c;
+#endif
+}
+
 }  // namespace
 
 Status Transaction::Begin(bool immediate) {
@@ -371,17 +390,26 @@ Status Transaction::Begin(bool immediate) {
       MENTAT_RETURN_IF_ERROR(Control(c_, std::string("SAVEPOINT ") + kSavepoint));
       mode_ = Mode::kSavepoint;
     } else {
-      MENTAT_RETURN_IF_ERROR(Control(c_, immediate ? "BEGIN ISOLATION LEVEL READ COMMITTED"
-                                                   : "BEGIN ISOLATION LEVEL REPEATABLE READ"));
       mode_ = Mode::kBegin;
       c_->pg_writing_ = immediate;
       if (immediate) {
-        Status st =
-            Control(c_, "SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLockKey) + ")");
+        // A writer's BEGIN and lock go out with its first read (Statement::RunLater): its
+        // statements then run after the lock is held, and a failure to take it is that
+        // read's (the transaction then rolls back).
+        MENTAT_ASSIGN_OR_RETURN(CachedStatement b,
+                                c_->Cached("BEGIN ISOLATION LEVEL READ COMMITTED"));
+        MENTAT_RETURN_IF_ERROR(b->RunLater());
+        MENTAT_ASSIGN_OR_RETURN(
+            CachedStatement l,
+            c_->Cached("SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLockKey) + ")"));
+        Status st = l->RunLater();
         if (!st.ok()) {
-          (void)Control(c_, "ROLLBACK");
+          DiscardLater(c_);
+          if (c_->InTransaction()) (void)Control(c_, "ROLLBACK");
           return st;
         }
+      } else {
+        MENTAT_RETURN_IF_ERROR(Control(c_, "BEGIN ISOLATION LEVEL REPEATABLE READ"));
       }
     }
     active_ = true;
@@ -418,6 +446,8 @@ Status Transaction::Commit() {
 Status Transaction::Rollback() {
   active_ = false;
   if (mode_ == Mode::kJoined) return Status::OK();  // only reads joined the host's work
+  // What waits was written after the BEGIN or SAVEPOINT (which sent what waited before).
+  DiscardLater(c_);
   if (mode_ == Mode::kSavepoint) {
     MENTAT_RETURN_IF_ERROR(Control(c_, std::string("ROLLBACK TO ") + kSavepoint));
     return Control(c_, std::string("RELEASE ") + kSavepoint);

@@ -81,6 +81,10 @@ class Statement {
   Result<bool> Step();
   // Steps to completion, discarding rows.
   Status Run();
+  // Run, for a statement of a write transaction whose answer nobody reads: on PostgreSQL
+  // it waits and goes out with the next statement that needs an answer (pg::Connection
+  // "Writes that wait"), so its error may come from that statement; on SQLite, Run.
+  Status RunLater();
   void Reset() {
     if (pg_) return PgReset();
     sqlite3_reset(stmt_);
@@ -244,6 +248,9 @@ class Connection {
 // On PostgreSQL, Begin(false) is BEGIN ISOLATION LEVEL REPEATABLE READ (one snapshot for
 // every statement of the read) and Begin(true) is BEGIN plus a transaction-level advisory
 // lock that serializes the store's writers without blocking its readers (`WriterLockKey`).
+// A writer's BEGIN and lock wait (Statement::RunLater) and go out with its first statement
+// that needs an answer: that statement is the one that waits for the lock, and every
+// statement of the transaction runs after it is held.
 //
 // On a connection in autocommit mode, Begin is BEGIN [IMMEDIATE] and Commit is COMMIT.
 // On a connection that is already inside a transaction (a borrowed host connection

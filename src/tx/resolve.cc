@@ -56,7 +56,7 @@ Status Partitions::Write(storage::Connection* c) const {
     s->BindInt(++i, id);
     s->BindInt(++i, part->next);
   }
-  return s->Run();
+  return s->RunLater();
 }
 
 bool Partitions::Allocated(Entid id) const {

@@ -186,7 +186,7 @@ Status SetLastTx(storage::Connection* c, Entid tx_id, int64_t tx_instant) {
                                     "ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
   s->BindInt(1, tx_id);
   s->BindInt(2, tx_instant);
-  return s->Run();
+  return s->RunLater();
 }
 
 // Datoms per multi-row INSERT (5 parameters each, far below SQLite's limit).
@@ -234,7 +234,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
       del->BindInt(1, ch.e);
       del->BindInt(2, ch.a);
       schema::Bind(*del, 3, ch.v);
-      MENTAT_RETURN_IF_ERROR(del->Run());
+      MENTAT_RETURN_IF_ERROR(del->RunLater());
       del->Reset();
       delta[ch.a]--;
       // History keeps the interval unless either the old or the new schema says
@@ -248,7 +248,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
         schema::Bind(*hist, 3, ch.v);
         hist->BindInt(4, ch.tx);
         hist->BindInt(5, tx_id);
-        MENTAT_RETURN_IF_ERROR(hist->Run());
+        MENTAT_RETURN_IF_ERROR(hist->RunLater());
         hist->Reset();
       }
       if (a_old && a_old->fulltext) MENTAT_RETURN_IF_ERROR(Fulltext(c, ch, false));
@@ -280,7 +280,7 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
       for (; i + kInsertRows <= asserted.size(); i += kInsertRows) {
         for (size_t k = 0; k < kInsertRows; ++k)
           BindDatom(*many, static_cast<int>(5 * k), asserted[i + k], after, tx_id);
-        MENTAT_RETURN_IF_ERROR(many->Run());
+        MENTAT_RETURN_IF_ERROR(many->RunLater());
         many->Reset();
       }
     }
@@ -291,12 +291,12 @@ Status Write(storage::Connection* c, const Schema& before, const Schema& after,
       MENTAT_ASSIGN_OR_RETURN(auto ins, c->Cached(MultiRowInsert(c, rest)));
       for (size_t k = 0; k < rest; ++k)
         BindDatom(*ins, static_cast<int>(5 * k), asserted[i + k], after, tx_id);
-      MENTAT_RETURN_IF_ERROR(ins->Run());
+      MENTAT_RETURN_IF_ERROR(ins->RunLater());
     } else if (i < asserted.size()) {
       MENTAT_ASSIGN_OR_RETURN(auto ins, c->Cached(MultiRowInsert(c, 1)));
       for (size_t k = i; k < asserted.size(); ++k) {
         BindDatom(*ins, 0, asserted[k], after, tx_id);
-        MENTAT_RETURN_IF_ERROR(ins->Run());
+        MENTAT_RETURN_IF_ERROR(ins->RunLater());
         ins->Reset();
       }
     }

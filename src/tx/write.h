@@ -10,7 +10,9 @@
 namespace mentat::tx {
 
 // REQUIRES: inside the write transaction. `schema` is the schema after the transaction
-// (for :db/noHistory and :db/fulltext).
+// (for :db/noHistory and :db/fulltext). On PostgreSQL most of its statements wait and go
+// out with the next that needs an answer (storage::Statement::RunLater), so an error of
+// theirs may come from the transaction's COMMIT instead.
 Status Write(storage::Connection* c, const Schema& before, const Schema& after,
              const Changes& changes, Entid tx_id, int64_t tx_instant, bool schema_changed,
              const Partitions& parts);
