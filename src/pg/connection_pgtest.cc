@@ -451,45 +451,48 @@ TEST_F(PgConnection, StatementsThatWaitRunInOrderWithTheNextThatNeedsAnAnswer) {
 TEST_F(PgConnection, AWaitingStatementsFailureIsTheNextStatementsAndAbortsTheTransaction) {
   ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint PRIMARY KEY)").ok());
   ASSERT_TRUE(c_->Exec("INSERT INTO t VALUES (1)").ok());
-  auto ins = c_->Cached("INSERT INTO t (i) VALUES (?1)");
-  auto count = c_->Cached("SELECT count(*) FROM t");
-  ASSERT_TRUE(ins.ok() && count.ok());
-  ASSERT_TRUE(c_->Exec("BEGIN").ok());
-  for (int64_t i : {2, 1, 3}) {  // 1 is taken
-    (*ins)->BindInt(1, i);
-    ASSERT_TRUE((*ins)->RunLater().ok());
-    (*ins)->Reset();
-  }
-  auto row = (*count)->Step();
-  ASSERT_FALSE(row.ok());
-  EXPECT_EQ(row.status().code(), Code::kConflict) << row.status().ToString();
-  EXPECT_NE(row.status().message().find("duplicate key"), std::string::npos)
-      << row.status().ToString();
-  (*count)->Reset();
-  EXPECT_TRUE(c_->InTransaction());
-  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
-  auto n = c_->QueryInt("SELECT count(*) FROM t", -1);
-  ASSERT_TRUE(n.ok());
-  EXPECT_EQ(*n, 1) << "nothing of the failed transaction stays";
-
-  // A COMMIT sent with a failing one does not commit: the others are not written either.
-  auto commit = c_->Cached("COMMIT");
-  ASSERT_TRUE(commit.ok());
-  ASSERT_TRUE(c_->Exec("BEGIN").ok());
-  for (int64_t i : {5, 1}) {
-    (*ins)->BindInt(1, i);
-    ASSERT_TRUE((*ins)->RunLater().ok());
-    (*ins)->Reset();
-  }
-  Status st = (*commit)->Run();
-  EXPECT_EQ(st.code(), Code::kConflict) << st.ToString();
-  (*commit)->Reset();
-  if (c_->InTransaction()) {
+  // (In a block: its statement handles end before ClearCache below drops the statements.)
+  {
+    auto ins = c_->Cached("INSERT INTO t (i) VALUES (?1)");
+    auto count = c_->Cached("SELECT count(*) FROM t");
+    ASSERT_TRUE(ins.ok() && count.ok());
+    ASSERT_TRUE(c_->Exec("BEGIN").ok());
+    for (int64_t i : {2, 1, 3}) {  // 1 is taken
+      (*ins)->BindInt(1, i);
+      ASSERT_TRUE((*ins)->RunLater().ok());
+      (*ins)->Reset();
+    }
+    auto row = (*count)->Step();
+    ASSERT_FALSE(row.ok());
+    EXPECT_EQ(row.status().code(), Code::kConflict) << row.status().ToString();
+    EXPECT_NE(row.status().message().find("duplicate key"), std::string::npos)
+        << row.status().ToString();
+    (*count)->Reset();
+    EXPECT_TRUE(c_->InTransaction());
     ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+    auto n = c_->QueryInt("SELECT count(*) FROM t", -1);
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 1) << "nothing of the failed transaction stays";
+
+    // A COMMIT sent with a failing one does not commit: the others are not written either.
+    auto commit = c_->Cached("COMMIT");
+    ASSERT_TRUE(commit.ok());
+    ASSERT_TRUE(c_->Exec("BEGIN").ok());
+    for (int64_t i : {5, 1}) {
+      (*ins)->BindInt(1, i);
+      ASSERT_TRUE((*ins)->RunLater().ok());
+      (*ins)->Reset();
+    }
+    Status st = (*commit)->Run();
+    EXPECT_EQ(st.code(), Code::kConflict) << st.ToString();
+    (*commit)->Reset();
+    if (c_->InTransaction()) {
+      ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+    }
+    n = c_->QueryInt("SELECT count(*) FROM t", -1);
+    ASSERT_TRUE(n.ok());
+    EXPECT_EQ(*n, 1);
   }
-  n = c_->QueryInt("SELECT count(*) FROM t", -1);
-  ASSERT_TRUE(n.ok());
-  EXPECT_EQ(*n, 1);
 
   // A statement dropped while its execution waits (ClearCache) still runs first.
   ASSERT_TRUE(c_->Exec("BEGIN").ok());
@@ -501,7 +504,7 @@ TEST_F(PgConnection, AWaitingStatementsFailureIsTheNextStatementsAndAbortsTheTra
   }
   ASSERT_TRUE(c_->ClearCache().ok());
   ASSERT_TRUE(c_->Exec("COMMIT").ok());
-  n = c_->QueryInt("SELECT count(*) FROM t WHERE i = 7", -1);
+  auto n = c_->QueryInt("SELECT count(*) FROM t WHERE i = 7", -1);
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(*n, 1);
 }
