@@ -843,6 +843,24 @@ void Connection::Cancel() {
   PQcancel(cancel_, err, sizeof err);
 }
 
+Status Connection::EndPipeline(bool sent, size_t statements, pg_result** results) {
+  for (size_t i = 0; sent && i < statements; ++i) {
+    results[i] = PQgetResult(conn_);
+    if (!results[i]) {
+      sent = false;
+      break;
+    }
+    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
+  }
+  pg_result* sync = sent ? PQgetResult(conn_) : nullptr;
+  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  if (sync) PQclear(sync);
+  Status st;
+  if (!sent || !synced) st = Error("pipeline", nullptr);
+  if (!PQexitPipelineMode(conn_) && st.ok()) st = Error("pipeline", nullptr);
+  return st;
+}
+
 Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string& name, int n,
                                             const char* const* values, const int* lengths,
                                             const int* formats) {
@@ -858,25 +876,8 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
       (!envelope_commit_ ||
        PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
       PQpipelineSync(conn_);
-  // Every result up to the sync, whatever happened (an error aborts the rest of the
-  // pipeline: those come as PGRES_PIPELINE_ABORTED), so the connection leaves pipeline
-  // mode clean: the statements' results, each followed by a null, then the sync's.
   pg_result* results[4] = {nullptr, nullptr, nullptr, nullptr};
-  const int statements = envelope_commit_ ? 4 : 3;
-  for (int i = 0; sent && i < statements; ++i) {
-    results[i] = PQgetResult(conn_);
-    if (!results[i]) {
-      sent = false;
-      break;
-    }
-    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
-  }
-  pg_result* sync = sent ? PQgetResult(conn_) : nullptr;
-  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
-  if (sync) PQclear(sync);
-  Status st;
-  if (!sent || !synced) st = Error("pipeline", nullptr);
-  if (!PQexitPipelineMode(conn_) && st.ok()) st = Error("pipeline", nullptr);
+  Status st = EndPipeline(sent, envelope_commit_ ? 4 : 3, results);
   // A failed statement leaves the transaction aborted: it ends here (else it stays open
   // for the statements after).
   if (PQtransactionStatus(conn_) == PQTRANS_INERROR ||
@@ -968,24 +969,8 @@ Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
   if (name)
     sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, values, lengths, formats, 1);
   sent = sent && PQpipelineSync(conn_);
-  // Every result up to the sync (an error aborts the rest: PGRES_PIPELINE_ABORTED), each
-  // followed by a null, then the sync's, so the connection leaves pipeline mode clean.
-  const size_t statements = batch.size() + (name ? 1 : 0);
-  std::vector<pg_result*> results(statements, nullptr);
-  for (size_t i = 0; sent && i < statements; ++i) {
-    results[i] = PQgetResult(conn_);
-    if (!results[i]) {
-      sent = false;
-      break;
-    }
-    while (pg_result* extra = PQgetResult(conn_)) PQclear(extra);
-  }
-  pg_result* sync = sent ? PQgetResult(conn_) : nullptr;
-  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
-  if (sync) PQclear(sync);
-  Status st;
-  if (!sent || !synced) st = Error("pipeline", nullptr);
-  if (!PQexitPipelineMode(conn_) && st.ok()) st = Error("pipeline", nullptr);
+  std::vector<pg_result*> results(batch.size() + (name ? 1 : 0), nullptr);
+  Status st = EndPipeline(sent, results.size(), results.data());
   for (size_t i = 0; st.ok() && i < batch.size(); ++i) {
     const ExecStatusType s = PQresultStatus(results[i]);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) st = Error("execute", results[i]);

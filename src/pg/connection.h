@@ -225,6 +225,12 @@ class Connection {
   Status Error(std::string_view what, pg_result* r) const;
   // Sends the waiting statements, then prepared statement `name` (when given), in one
   // pipeline; `name`'s result, or the first waiting statement's failure.
+  // Ends a pipeline whose statements went out (`sent`: each send and the sync succeeded):
+  // reads every result up to the sync, whatever happened (an error aborts the rest: those
+  // come as PGRES_PIPELINE_ABORTED), so the connection leaves pipeline mode clean. The
+  // statements' results go to `results[0..statements)` (the caller clears them); an error
+  // when the pipeline itself failed.
+  Status EndPipeline(bool sent, size_t statements, pg_result** results);
   Result<pg_result*> RunAfterLater(const std::string* name, int n, const char* const* values,
                                    const int* lengths, const int* formats);
 
