@@ -476,6 +476,7 @@ Status Statement::Execute(bool later) {
   if (result_) PQclear(result_);
   result_ = nullptr;
   ++conn_->executions_;
+  conn_->QueueTimeout();
   if (later) {
     Connection::Later w;
     w.name = *name;
@@ -506,6 +507,8 @@ Status Statement::Execute(bool later) {
   }
   ExecStatusType s = PQresultStatus(result_);
   if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK) {
+    // (Its pipeline's SETs, if any, were undone with it.)
+    conn_->server_timeout_known_ = false;
     Status st = conn_->Error("execute", result_);
     PQclear(result_);
     result_ = nullptr;
@@ -745,12 +748,52 @@ Result<std::unique_ptr<Connection>> Connection::Open(const std::string& conninfo
 
 Status Connection::Exec(std::string_view sql) {
   Drain();
+  const bool rollback = sql.substr(0, 8) == "ROLLBACK";
+  if (!rollback) QueueTimeout();  // (a ROLLBACK would undo it)
   MENTAT_RETURN_IF_ERROR(Flush());
   PGresult* r = PQexec(conn_, std::string(sql).c_str());
   ExecStatusType s = PQresultStatus(r);
   Status st = s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK ? Status::OK() : Error("exec", r);
   PQclear(r);
+  // A rolled back transaction takes the SETs sent in it along.
+  if (rollback || !st.ok()) server_timeout_known_ = false;
   return st;
+}
+
+void Connection::QueueTimeout() {
+  if (server_timeout_known_ && server_timeout_ == wanted_timeout_) return;
+  // An aborted transaction runs nothing but its ROLLBACK: the SET goes after it.
+  if (later_.empty() && PQtransactionStatus(conn_) == PQTRANS_INERROR) return;
+  Later w;
+  w.sql = wanted_timeout_ ? "SET statement_timeout = " + std::to_string(*wanted_timeout_)
+                          : "SET statement_timeout TO DEFAULT";
+  later_.push_back(std::move(w));
+  server_timeout_ = wanted_timeout_;
+  server_timeout_known_ = true;
+}
+
+bool Connection::SendLater(const std::vector<Later>& batch) {
+  bool sent = true;
+  std::vector<const char*> ptrs;
+  std::vector<int> lens, fmts;
+  for (const Later& w : batch) {
+    if (!w.sql.empty()) {
+      sent = sent && PQsendQueryParams(conn_, w.sql.c_str(), 0, nullptr, nullptr, nullptr, nullptr,
+                                       /*resultFormat=*/1);
+      continue;
+    }
+    const size_t k = w.values.size();
+    ptrs.assign(k, nullptr);
+    lens.assign(k, 0);
+    fmts.assign(k, 1);
+    for (size_t i = 0; i < k; ++i) {
+      if (!w.null[i]) ptrs[i] = w.values[i].data();
+      lens[i] = static_cast<int>(w.values[i].size());
+    }
+    sent = sent && PQsendQueryPrepared(conn_, w.name.c_str(), static_cast<int>(k), ptrs.data(),
+                                       lens.data(), fmts.data(), /*resultFormat=*/1);
+  }
+  return sent;
 }
 
 Result<CachedStatement> Connection::Cached(const std::string& sql) {
@@ -864,20 +907,34 @@ Status Connection::EndPipeline(bool sent, size_t statements, pg_result** results
 Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string& name, int n,
                                             const char* const* values, const int* lengths,
                                             const int* formats) {
-  MENTAT_RETURN_IF_ERROR(Flush());
+  // Outside a transaction only SETs wait (SetStatementTimeout): they go out after BEGIN,
+  // so they are the transaction's (undone with it, like the statement's work).
+  if (std::any_of(later_.begin(), later_.end(), [](const Later& w) { return w.sql.empty(); }))
+    MENTAT_RETURN_IF_ERROR(Flush());
+  std::vector<Later> sets = std::move(later_);
+  later_.clear();
   if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
   if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
   envelope_sent_ = true;
   bool sent =
       PQsendQueryParams(conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, nullptr, nullptr,
                         nullptr, nullptr, 0) &&
+      SendLater(sets) &&
       PQsendQueryPrepared(conn_, probe->untyped_.c_str(), 0, nullptr, nullptr, nullptr, 1) &&
       PQsendQueryPrepared(conn_, name.c_str(), n, values, lengths, formats, 1) &&
       (!envelope_commit_ ||
        PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
       PQpipelineSync(conn_);
-  pg_result* results[4] = {nullptr, nullptr, nullptr, nullptr};
-  Status st = EndPipeline(sent, envelope_commit_ ? 4 : 3, results);
+  // BEGIN, the SETs, the probe, the statement, COMMIT.
+  std::vector<pg_result*> all(1 + sets.size() + (envelope_commit_ ? 3 : 2), nullptr);
+  Status st = EndPipeline(sent, all.size(), all.data());
+  for (size_t i = 1; st.ok() && i <= sets.size(); ++i)
+    if (!all[i] || PQresultStatus(all[i]) != PGRES_COMMAND_OK) st = Error("execute", all[i]);
+  if (!st.ok()) server_timeout_known_ = false;
+  pg_result* results[4] = {all[0], all[1 + sets.size()], all[2 + sets.size()],
+                           envelope_commit_ ? all[3 + sets.size()] : nullptr};
+  for (size_t i = 1; i <= sets.size(); ++i)
+    if (all[i]) PQclear(all[i]);
   // A failed statement leaves the transaction aborted: it ends here (else it stays open
   // for the statements after).
   if (PQtransactionStatus(conn_) == PQTRANS_INERROR ||
@@ -924,13 +981,17 @@ void Connection::Drain() const {
   // A COMMIT that did not end the transaction (cancelled by an interrupt meant for the
   // statement after it): rolled back, so the next command starts outside one.
   const PGTransactionStatusType t = PQtransactionStatus(conn_);
-  if (t == PQTRANS_INERROR || t == PQTRANS_INTRANS) PQclear(PQexec(conn_, "ROLLBACK"));
+  if (t == PQTRANS_INERROR || t == PQTRANS_INTRANS) {
+    PQclear(PQexec(conn_, "ROLLBACK"));
+    server_timeout_known_ = false;
+  }
 }
 
 bool Connection::InTransaction() const {
   Drain();
-  // Waiting statements run in a transaction (or begin one).
-  if (!later_.empty()) return true;
+  // Waiting statements run in a transaction (or begin one); a SET waits outside one too.
+  for (const Later& w : later_)
+    if (w.sql.empty()) return true;
   PGTransactionStatusType t = PQtransactionStatus(conn_);
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
@@ -941,6 +1002,8 @@ Status Connection::Flush() {
 }
 
 void Connection::DiscardLater() {
+  for (const Later& w : later_)
+    if (!w.sql.empty()) server_timeout_known_ = false;
   later_.clear();
   later_error_ = Status::OK();
 }
@@ -951,21 +1014,7 @@ Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
   std::vector<Later> batch = std::move(later_);
   later_.clear();
   if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
-  bool sent = true;
-  std::vector<const char*> ptrs;
-  std::vector<int> lens, fmts;
-  for (const Later& w : batch) {
-    const size_t k = w.values.size();
-    ptrs.assign(k, nullptr);
-    lens.assign(k, 0);
-    fmts.assign(k, 1);
-    for (size_t i = 0; i < k; ++i) {
-      if (!w.null[i]) ptrs[i] = w.values[i].data();
-      lens[i] = static_cast<int>(w.values[i].size());
-    }
-    sent = sent && PQsendQueryPrepared(conn_, w.name.c_str(), static_cast<int>(k), ptrs.data(),
-                                       lens.data(), fmts.data(), /*resultFormat=*/1);
-  }
+  bool sent = SendLater(batch);
   if (name)
     sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, values, lengths, formats, 1);
   sent = sent && PQpipelineSync(conn_);
@@ -975,6 +1024,7 @@ Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
     const ExecStatusType s = PQresultStatus(results[i]);
     if (s != PGRES_COMMAND_OK && s != PGRES_TUPLES_OK) st = Error("execute", results[i]);
   }
+  if (!st.ok()) server_timeout_known_ = false;
   pg_result* out = nullptr;
   if (st.ok() && name) {
     if (PQresultStatus(results.back()) == PGRES_PIPELINE_ABORTED)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -213,6 +214,15 @@ class Connection {
   // Forgets the waiting statements (before a ROLLBACK: they need not run).
   void DiscardLater();
 
+  // The statement_timeout for the statements sent from now on, in milliseconds; nullopt:
+  // the session's default (the server's or the role's setting). Nothing is sent here:
+  // when it differs from what the server has, its SET goes out as a waiting statement
+  // with the next statement that runs (in the same pipeline), so a run of queries with
+  // one timeout sets it once and a query costs no round trip for it. A SET inside a
+  // transaction that is rolled back is undone by the server: the connection then sends
+  // it again.
+  void SetStatementTimeout(std::optional<int64_t> ms) { wanted_timeout_ = ms; }
+
  private:
   friend class Statement;
   explicit Connection(pg_conn* c);
@@ -248,13 +258,23 @@ class Connection {
   bool envelope_commit_ = false;
   bool envelope_sent_ = false;
   uint64_t executions_ = 0;
-  // A statement that waits: its server-side name and parameters (binary; null when absent).
+  // A statement that waits: its server-side name and parameters (binary; null when absent),
+  // or a statement without parameters as text (`sql`, a SET: not part of a transaction's
+  // writes).
   struct Later {
     std::string name;
     std::vector<std::string> values;
     std::vector<bool> null;
+    std::string sql;
   };
   std::vector<Later> later_;
+  // Sends `batch` in the pipeline the connection is in; false when a send failed.
+  bool SendLater(const std::vector<Later>& batch);
+  // Queues the SET of wanted_timeout_ when the server may have another (SetStatementTimeout).
+  void QueueTimeout();
+  // The server's statement_timeout after what was sent (nullopt: the default), when known.
+  std::optional<int64_t> wanted_timeout_, server_timeout_;
+  mutable bool server_timeout_known_ = true;  // (Drain may roll back)
   // A failure of waiting statements sent where it could not be returned (a statement's
   // destructor); the next execution reports it.
   Status later_error_;

@@ -379,6 +379,62 @@ TEST_F(PgConnection, AStatementTimeoutIsAnInterruptionThatSaysTimeout) {
   EXPECT_NE(st.message().find("timeout"), std::string::npos) << st.message();
 }
 
+// The statement_timeout goes out with the next statement (its pipeline), once while it
+// stays the same, and again after a rollback undid it.
+TEST_F(PgConnection, AStatementTimeoutIsSentWithTheNextStatementOnceAndAgainAfterARollback) {
+  auto setting = [&]() -> std::string {
+    auto st = c_->Cached("SELECT current_setting('statement_timeout')");
+    if (!st.ok()) return st.status().ToString();
+    auto row = (*st)->Step();
+    if (!row.ok()) return row.status().ToString();
+    return std::string((*st)->ColumnText(0));
+  };
+  const std::string server_default = setting();
+  c_->SetStatementTimeout(250);
+  EXPECT_EQ(setting(), "250ms");
+  auto sleep = c_->Cached("SELECT pg_sleep(5)");
+  ASSERT_TRUE(sleep.ok());
+  auto start = std::chrono::steady_clock::now();
+  auto slept = (*sleep)->Step();
+  EXPECT_EQ(slept.status().code(), Code::kInterrupted) << slept.status().ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(4));
+  (*sleep)->Reset();
+  // Unchanged, it is not sent again: a value set behind the connection's back stays.
+  ASSERT_TRUE(c_->Exec("SET statement_timeout = 999").ok());
+  EXPECT_EQ(setting(), "999ms");
+  c_->SetStatementTimeout(std::nullopt);
+  EXPECT_EQ(setting(), server_default);
+
+  // In a read envelope: the SET is the transaction's; a rollback undoes it, so the next
+  // statement carries it again.
+  auto probe = c_->Cached("SELECT 1");
+  ASSERT_TRUE(probe.ok());
+  c_->SetStatementTimeout(300);
+  c_->ArmEnvelope(&**probe, /*commit=*/false);
+  EXPECT_EQ(setting(), "300ms");
+  EXPECT_TRUE(c_->DisarmEnvelope());
+  EXPECT_TRUE(c_->InTransaction());
+  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  EXPECT_EQ(setting(), "300ms");
+
+  // Among waiting statements: in order with them, and again after their rollback.
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  auto begin = c_->Cached("BEGIN");
+  auto ins = c_->Cached("INSERT INTO t (i) VALUES (1)");
+  ASSERT_TRUE(begin.ok() && ins.ok());
+  ASSERT_TRUE((*begin)->RunLater().ok());
+  (*begin)->Reset();
+  c_->SetStatementTimeout(400);
+  ASSERT_TRUE((*ins)->RunLater().ok());
+  (*ins)->Reset();
+  EXPECT_EQ(setting(), "400ms");
+  c_->DiscardLater();
+  ASSERT_TRUE(c_->Exec("ROLLBACK").ok());
+  EXPECT_EQ(setting(), "400ms");
+  c_->SetStatementTimeout(std::nullopt);
+  EXPECT_EQ(setting(), server_default);
+}
+
 TEST_F(PgConnection, TransactionStateIsReported) {
   EXPECT_FALSE(c_->InTransaction());
   ASSERT_TRUE(c_->Exec("BEGIN").ok());

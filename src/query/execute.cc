@@ -21,13 +21,13 @@ Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_
   }
   if (!ctx_.conn) return;
   if (ctx_.conn->is_pg()) {
-    // PostgreSQL stops a statement at its statement_timeout; Store::interrupt and the
-    // stop callback are checked between statements (Interrupted).
-    if (deadline_ &&
-        ctx_.conn
-            ->Exec("SET statement_timeout = " + std::to_string(std::max<int64_t>(1, timeout_ms_)))
-            .ok())
+    // PostgreSQL stops a statement at its statement_timeout (set with the query's first
+    // statement, in its round trip); Store::interrupt and the stop callback are checked
+    // between statements (Interrupted).
+    if (deadline_) {
+      ctx_.conn->SetStatementTimeout(std::max<int64_t>(1, timeout_ms_));
       pg_timeout_ = true;
+    }
     return;
   }
   if (ctx_.conn->borrowed()) {
@@ -41,7 +41,7 @@ Interrupter::Interrupter(const ExecContext& ctx, std::optional<int64_t> timeout_
 }
 
 Interrupter::~Interrupter() {
-  if (pg_timeout_) (void)ctx_.conn->Exec("SET statement_timeout = 0");
+  if (pg_timeout_) ctx_.conn->SetStatementTimeout(std::nullopt);
   if (handler_) sqlite3_progress_handler(ctx_.conn->raw(), 0, nullptr, nullptr);
 }
 

@@ -280,6 +280,14 @@ void Connection::Cancel() {
 #endif
 }
 
+void Connection::SetStatementTimeout(std::optional<int64_t> ms) {
+#ifdef MENTAT_WITH_PG
+  if (pg_) pg_->SetStatementTimeout(ms);
+#else
+  (void)ms;
+#endif
+}
+
 bool Connection::InWriteTransaction() const {
   if (pg_) return pg_writing_ && InTransaction();
   return sqlite3_txn_state(db_, "main") == SQLITE_TXN_WRITE;

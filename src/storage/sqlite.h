@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -198,6 +199,10 @@ class Connection {
   // PostgreSQL-only: asks the server to stop the statement running on this connection now
   // (any thread; a no-op when none runs). SQLite's connections are interrupted otherwise.
   void Cancel();
+  // PostgreSQL-only: the statement_timeout (ms; nullopt: the session's default) of the
+  // statements run from now on, sent with the next of them
+  // (pg::Connection::SetStatementTimeout). A no-op on SQLite.
+  void SetStatementTimeout(std::optional<int64_t> ms);
   // Prepares a fresh statement (not cached).
   Result<Statement> Prepare(std::string_view sql);
   // Returns the cached prepared statement for `sql`, preparing it on first use.
