@@ -20,6 +20,13 @@ constexpr Oid kInt8 = 20, kFloat8 = 701, kText = 25, kBytea = 17, kBool = 16, kF
               kInt4 = 23, kInt2 = 21, kVarchar = 1043, kName = 19, kNumeric = 1700, kOid = 26,
               kJsonb = 3802;
 
+// Whether waiting statements (Connection::later_) include a transaction's own, not only
+// SETs (which wait outside a transaction too).
+template <class Waiting>
+bool AnyWrites(const Waiting& later) {
+  return std::any_of(later.begin(), later.end(), [](const auto& w) { return w.sql.empty(); });
+}
+
 Oid OidOf(Kind k) {
   switch (k) {
     case Kind::kInt:
@@ -909,8 +916,7 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
                                             const int* formats) {
   // Outside a transaction only SETs wait (SetStatementTimeout): they go out after BEGIN,
   // so they are the transaction's (undone with it, like the statement's work).
-  if (std::any_of(later_.begin(), later_.end(), [](const Later& w) { return w.sql.empty(); }))
-    MENTAT_RETURN_IF_ERROR(Flush());
+  if (AnyWrites(later_)) MENTAT_RETURN_IF_ERROR(Flush());
   std::vector<Later> sets = std::move(later_);
   later_.clear();
   if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
@@ -990,8 +996,7 @@ void Connection::Drain() const {
 bool Connection::InTransaction() const {
   Drain();
   // Waiting statements run in a transaction (or begin one); a SET waits outside one too.
-  for (const Later& w : later_)
-    if (w.sql.empty()) return true;
+  if (AnyWrites(later_)) return true;
   PGTransactionStatusType t = PQtransactionStatus(conn_);
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
