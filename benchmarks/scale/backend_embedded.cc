@@ -1,7 +1,8 @@
 // The "embedded" backend: mentat's public C++ API on the store file, the way an
 // application calls it (Store::q with the query text and QueryOptions on every call).
 // "embedded-nocounts" is the same with the optimizer pass value_counts left out (q3 then
-// runs as SQL: the figure without the maintained per-value counts).
+// runs as SQL: the figure without the maintained per-value counts); any backend of this
+// file named "<name>-without-<pass>[+<pass>...]" leaves out those passes in every query.
 #include "mentat/store.h"
 #include "scale.h"
 #include "variants.h"
@@ -18,27 +19,28 @@ Result<Rows> RowsOf(Result<QueryResult> r) {
 
 class EmbeddedSession : public Session {
  public:
-  EmbeddedSession(Store* store, bool no_counts) : store_(store), no_counts_(no_counts) {}
+  EmbeddedSession(Store* store, std::vector<std::string> disabled)
+      : store_(store), disabled_(std::move(disabled)) {}
 
   Result<Rows> PointLookup(const std::string& email) override {
-    return RowsOf(store_->q(kQ1PointLookup, {Str(email)}));
+    QueryOptions o = Defaults();
+    o.inputs.emplace_back(Str(email));
+    return RowsOf(store_->q(kQ1PointLookup, o));
   }
   Result<Rows> RefTraversal(const std::string& email, std::optional<Entid> as_of) override {
-    QueryOptions o;
+    QueryOptions o = Defaults();
     o.inputs.emplace_back(Str(email));
     if (as_of) o.as_of = TxPoint::Tx(*as_of);
     return RowsOf(store_->q(kQ2RefTraversal, o));
   }
-  Result<Rows> Aggregate() override {
-    QueryOptions o;
-    if (no_counts_) o.disabled_passes = {"value_counts"};
-    return RowsOf(store_->q(kQ3Aggregate, o));
-  }
+  Result<Rows> Aggregate() override { return RowsOf(store_->q(kQ3Aggregate, Defaults())); }
   Result<Rows> PredicateScan(int64_t min) override {
-    return RowsOf(store_->q(kQ4PredicateScan, {edn::Value::Int(min)}));
+    QueryOptions o = Defaults();
+    o.inputs.emplace_back(edn::Value::Int(min));
+    return RowsOf(store_->q(kQ4PredicateScan, o));
   }
   Result<Rows> Since(Entid t) override {
-    QueryOptions o;
+    QueryOptions o = Defaults();
     o.since = TxPoint::Tx(t);
     return RowsOf(store_->q(kQSince, o));
   }
@@ -46,16 +48,20 @@ class EmbeddedSession : public Session {
     edn::Vec v;
     v.reserve(emails.size());
     for (const auto& e : emails) v.push_back(Str(e));
-    return RowsOf(store_->q(kQInputBindings, {edn::Value::Vector(std::move(v))}));
+    QueryOptions o = Defaults();
+    o.inputs.emplace_back(edn::Value::Vector(std::move(v)));
+    return RowsOf(store_->q(kQInputBindings, o));
   }
   Result<edn::Value> Pull(Entid e) override {
-    auto r = store_->q(kQPull, {edn::Value::Int(e)});
+    QueryOptions o = Defaults();
+    o.inputs.emplace_back(edn::Value::Int(e));
+    auto r = store_->q(kQPull, o);
     if (!r.ok()) return r.status();
     if (r->rows.empty() || r->rows[0].empty()) return edn::Value();
     return r->rows[0][0];
   }
   Result<Rows> AllStates() override {
-    return RowsOf(store_->q("[:find ?i ?s :where [?i :issue/state ?s]]"));
+    return RowsOf(store_->q("[:find ?i ?s :where [?i :issue/state ?s]]", Defaults()));
   }
   Status SetState(Entid issue, const std::string& state) override {
     return store_->transact(SetStateTx(issue, state)).status();
@@ -68,7 +74,7 @@ class EmbeddedSession : public Session {
   // second source (a Db value), then the rule set as EDN text, then the variant's inputs.
   Result<Rows> RunVariant(const Variant& v, const VariantArgs& args, const Context& ctx,
                           int64_t timeout_ms) override {
-    QueryOptions o;
+    QueryOptions o = Defaults();
     if (timeout_ms > 0) o.timeout_ms = timeout_ms;
     if (v.view == VariantView::kAsOfMid) o.as_of = TxPoint::Tx(ctx.t_mid);
     if (v.view == VariantView::kHistory) o.history = true;
@@ -83,7 +89,7 @@ class EmbeddedSession : public Session {
   }
 
   Result<std::string> Explain(const std::string& scenario, const Context& ctx) override {
-    QueryOptions o;
+    QueryOptions o = Defaults();
     std::string_view q;
     if (scenario == "point_lookup") {
       q = kQ1PointLookup;
@@ -94,7 +100,6 @@ class EmbeddedSession : public Session {
       if (scenario == "as_of") o.as_of = TxPoint::Tx(ctx.t_mid);
     } else if (scenario == "aggregate") {
       q = kQ3Aggregate;
-      if (no_counts_) o.disabled_passes = {"value_counts"};
     } else if (scenario == "predicate_scan") {
       q = kQ4PredicateScan;
       o.inputs.emplace_back(edn::Value::Int(4));
@@ -118,29 +123,29 @@ class EmbeddedSession : public Session {
   }
 
  private:
+  QueryOptions Defaults() const {
+    QueryOptions o;
+    o.disabled_passes = disabled_;
+    return o;
+  }
+
   Store* store_;
-  bool no_counts_;
+  std::vector<std::string> disabled_;
 };
 
 class EmbeddedBackend : public Backend {
  public:
-  EmbeddedBackend(std::unique_ptr<Store> store, bool cached, bool no_counts, std::string label)
-      : store_(std::move(store)),
-        cached_(cached),
-        no_counts_(no_counts),
-        label_(std::move(label)) {}
-  std::string name() const override {
-    if (!label_.empty()) return label_;
-    return cached_ ? "embedded-cache" : no_counts_ ? "embedded-nocounts" : "embedded";
-  }
+  EmbeddedBackend(std::unique_ptr<Store> store, std::vector<std::string> disabled,
+                  std::string label)
+      : store_(std::move(store)), disabled_(std::move(disabled)), label_(std::move(label)) {}
+  std::string name() const override { return label_; }
   Result<std::unique_ptr<Session>> Connect() override {
-    return std::unique_ptr<Session>(new EmbeddedSession(store_.get(), no_counts_));
+    return std::unique_ptr<Session>(new EmbeddedSession(store_.get(), disabled_));
   }
 
  private:
   std::unique_ptr<Store> store_;
-  bool cached_;
-  bool no_counts_;
+  std::vector<std::string> disabled_;
   std::string label_;
 };
 
@@ -152,7 +157,8 @@ class EmbeddedBackend : public Backend {
 const char* const kCachedAttributes[] = {":user/name", ":issue/title", ":issue/state",
                                          ":issue/priority"};
 
-Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached, bool no_counts,
+Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
+                                              std::vector<std::string> disabled,
                                               const std::string& label) {
   Options options;
   options.create = false;
@@ -160,7 +166,7 @@ Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cac
   if (!s.ok()) return s.status();
   if (cached)
     for (const char* a : kCachedAttributes) MENTAT_RETURN_IF_ERROR((*s)->cache(a));
-  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), cached, no_counts, label));
+  return std::unique_ptr<Backend>(new EmbeddedBackend(std::move(*s), std::move(disabled), label));
 }
 
 }  // namespace mentat::scale

@@ -151,11 +151,11 @@ std::vector<std::string> BackendNames();
 // Concrete factories (backend_*.cc).
 // `cached`: the "embedded-cache" backend, with Store::cache on the attributes the queries read by
 // entity.
-// `label`: the backend's name when it is not one of those (the "pg" backend is this one on
-// a PostgreSQL store).
+// `disabled`: optimizer passes left out of every query (QueryOptions::disabled_passes).
+// `label`: the backend's name (the "pg" backend is this one on a PostgreSQL store).
 Result<std::unique_ptr<Backend>> OpenEmbedded(const std::string& store, bool cached,
-                                              bool no_counts = false,
-                                              const std::string& label = "");
+                                              std::vector<std::string> disabled,
+                                              const std::string& label);
 Result<std::unique_ptr<Backend>> OpenSqliteSql(const std::string& store);
 // Hand-written SQL over the PostgreSQL schema `conninfo` names (libpq's string plus
 // mentat's `schema=NAME`).

@@ -111,7 +111,30 @@ std::vector<std::string> BackendNames() {
           "pg",       "pg-sql"};
 }
 
-std::string BackendAvailability(const std::string& name) {
+namespace {
+
+// "<base>-without-<pass>[+<pass>...]": base and the passes (none when the name has no such
+// suffix).
+std::pair<std::string, std::vector<std::string>> SplitWithout(const std::string& name) {
+  size_t at = name.find("-without-");
+  if (at == std::string::npos) return {name, {}};
+  std::vector<std::string> passes;
+  std::string rest = name.substr(at + 9);
+  for (size_t b = 0; b <= rest.size();) {
+    size_t e = rest.find('+', b);
+    if (e == std::string::npos) e = rest.size();
+    passes.push_back(rest.substr(b, e - b));
+    b = e + 1;
+  }
+  return {name.substr(0, at), passes};
+}
+
+}  // namespace
+
+std::string BackendAvailability(const std::string& full) {
+  auto [name, without] = SplitWithout(full);
+  if (!without.empty() && name != "embedded" && name != "pg")
+    return "only embedded and pg take -without-<pass>";
   if (name == "embedded" || name == "embedded-cache" || name == "embedded-nocounts" ||
       name == "sqlite-sql" || name == "sqlite-ext")
     return "";
@@ -123,14 +146,17 @@ std::string BackendAvailability(const std::string& name) {
                        "and migrates the store into it)";
   }
   return "unknown backend (embedded, embedded-cache, embedded-nocounts, sqlite-sql, sqlite-ext, "
-         "duckdb, pg, pg-sql)";
+         "duckdb, pg, pg-sql; embedded and pg also as NAME-without-PASS[+PASS...])";
 }
 
-Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std::string& store) {
+Result<std::unique_ptr<Backend>> OpenBackend(const std::string& full, const std::string& store) {
   if (!std::filesystem::exists(store)) return Status::NotFound("no store at " + store);
-  if (name == "embedded") return OpenEmbedded(store, false);
-  if (name == "embedded-cache") return OpenEmbedded(store, true);
-  if (name == "embedded-nocounts") return OpenEmbedded(store, false, true);
+  auto [name, without] = SplitWithout(full);
+  if (!without.empty() && name != "embedded" && name != "pg")
+    return Status::InvalidArgument("backend " + full + ": only embedded and pg take -without-");
+  if (name == "embedded") return OpenEmbedded(store, false, without, full);
+  if (name == "embedded-cache") return OpenEmbedded(store, true, {}, full);
+  if (name == "embedded-nocounts") return OpenEmbedded(store, false, {"value_counts"}, full);
   if (name == "sqlite-sql") return OpenSqliteSql(store);
   if (name == "sqlite-ext") return OpenSqliteExt(store);
   if (name == "duckdb") return OpenDuckdb(store);
@@ -139,7 +165,7 @@ Result<std::unique_ptr<Backend>> OpenBackend(const std::string& name, const std:
   if (name == "pg") {
     if (!BackendAvailability("pg").empty())
       return Status::Unsupported("pg: " + BackendAvailability("pg"));
-    return OpenEmbedded(std::getenv("MENTAT_SCALE_PG"), false, false, "pg");
+    return OpenEmbedded(std::getenv("MENTAT_SCALE_PG"), false, without, full);
   }
   // Hand-written SQL over the same PostgreSQL schema (backend_pg_sql.cc).
   if (name == "pg-sql") {

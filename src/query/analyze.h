@@ -103,7 +103,16 @@ struct Stratum {
   // The recursive_cte pass: the whole stratum as one WITH RECURSIVE statement whose rows
   // are (rule relation, columns...); empty when it is evaluated by the engine's loop.
   std::string cte_sql;
+  std::string cte_def;            // cte_sql's `mentat_rec(k, c0, ...) AS (...)`
+  int cte_params = 0;             // the parameters it numbers (?1 .. ?cte_params)
   std::vector<int> unit_offsets;  // per unit: where its parameters start (?offset+1)
+  // The rules_in_query pass: the query's statement (Compiled::sql) reads it from its WITH
+  // clause, its parameters from ?(query_offset + 1); not evaluated before the query. There
+  // its units read fewer parameters (relations of strata also in the statement): per unit,
+  // those it does.
+  bool in_query = false;
+  int query_offset = 0;
+  std::vector<std::vector<bool>> query_used;
   // Magic relations seeded in the statement: (rule relation, first parameter); the
   // parameters are the seed's columns, then 1 or 0 (whether the seed encodes).
   std::vector<std::pair<int, int>> seeds;
@@ -373,6 +382,9 @@ struct SelectSpec {
   bool distinct = false;
   std::string tail;           // GROUP BY / ORDER BY / LIMIT text after the arms (may use c0..)
   std::string group_by_cols;  // when set: SELECT <this> FROM (arms) <tail>
+  // A term of a UNION that removes the duplicates (a WITH RECURSIVE statement's): no
+  // DISTINCT of its own on one arm (PostgreSQL would sort each step's rows for it).
+  bool in_union = false;
 };
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin);
 // explain analyze: SQL counting the rows after the first `k` items of block 0's join
@@ -394,6 +406,12 @@ std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
                                               Expr* extra_col);
 // Writes Stratum::cte_sql and its parameter layout from the units' SQL.
 void BuildCte(Compiled* out, Stratum* st, int width);
+// The rules_in_query pass (rules_in_query.cc): when the dialect wants it
+// (Dialect::RulesInQuery), the strata that are each one WITH RECURSIVE statement and that
+// only the query and other such strata read become the WITH clause of the query's own
+// statement, out->sql reading their relations from there. Returns what it did, or nullopt
+// (nothing changed).
+std::optional<std::string> ReadRulesInQuery(Compiled* out);
 int CountArms(const Unit& unit, int block);
 // Describes the join order of a block for explain.
 std::vector<std::string> DescribeOrder(const Unit& unit, int block);

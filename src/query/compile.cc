@@ -703,9 +703,10 @@ void BuildCteImpl(Compiled* out, Stratum* st, int width) {
   for (int j = 0; j < width; ++j) cols += ", c" + std::to_string(j);
   if (recursive_reads > 1 && dialect.SingleRecursiveReference())
     recursive = OneRecursiveTerm(recursive, width);
-  st->cte_sql = "WITH RECURSIVE mentat_rec(" + cols + ") AS (" + initial +
-                (recursive.empty() ? "" : " UNION " + recursive) + ") SELECT " + cols +
-                " FROM mentat_rec";
+  st->cte_def = "mentat_rec(" + cols + ") AS (" + initial +
+                (recursive.empty() ? "" : " UNION " + recursive) + ")";
+  st->cte_params = offset;
+  st->cte_sql = "WITH RECURSIVE " + st->cte_def + " SELECT " + cols + " FROM mentat_rec";
 }
 
 }  // namespace
@@ -799,6 +800,7 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
         while (static_cast<int>(spec.columns.size()) < width + 1)
           spec.columns.push_back(cu.unit.dialect->UnionNull());
       spec.distinct = true;
+      spec.in_union = cte[stratum];
       cu.sql = EmitSelect(cu.unit, 0, spec, true);
       cu.unit.MarkUsed(cu.sql);
     }
@@ -812,6 +814,11 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
         if (rep.name == "recursive_cte")
           rep.changes.push_back(names + ": one WITH RECURSIVE statement");
     }
+    if (PassEnabled("rules_in_query", env.use_planner, env.disabled_passes) &&
+        env.dialect->RulesInQuery())
+      if (auto change = ReadRulesInQuery(out.get()))
+        for (PassReport& rep : out->pass_reports)
+          if (rep.name == "rules_in_query") rep.changes.push_back(*change);
     out->order_text = DescribeOrder(out->main, 0);
     out->built = std::chrono::steady_clock::now();
     return out;

@@ -59,6 +59,12 @@ class Dialect {
   // several recursive SELECTs must become one (compile.cc BuildCte); SQLite 3.34 takes
   // several.
   virtual bool SingleRecursiveReference() const { return false; }
+  // Whether the query's statement should read a stratum's WITH RECURSIVE statement itself
+  // (the rules_in_query pass) rather than take its rows back as a relation parameter: for
+  // an engine where each statement is a round trip and a relation goes back as text
+  // (PostgreSQL's JSON). SQLite's relations stay in process, and its relation table tells
+  // its planner their exact size.
+  virtual bool RulesInQuery() const { return false; }
   // min or max (`fn`) of keywords or symbols `x` in that order.
   virtual std::string NamedAggregate(const std::string& fn, const std::string& x) const {
     return fn + "(" + NamedOrder(x) + ")";

@@ -62,6 +62,7 @@ class Pg : public Dialect {
   }
   bool NamedOrderIsExpression() const override { return true; }
   bool SingleRecursiveReference() const override { return true; }
+  bool RulesInQuery() const override { return true; }
   std::string NamedAggregate(const std::string& fn, const std::string& x) const override {
     return "mentat_named_" + fn + "(" + x + ")";
   }

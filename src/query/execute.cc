@@ -244,7 +244,11 @@ Status Execution::Prepare() {
 
 Result<int64_t> Execution::CountWithMainParams(const std::string& sql) {
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx_.conn->Cached(sql));
-  MENTAT_RETURN_IF_ERROR(Bind(*st, c_.main, main_rels_));
+  // The parameters `sql` uses, which may be ones c_.sql does not (a relation the query's
+  // statement reads from its WITH clause: rules_in_query).
+  Unit unit = c_.main;
+  unit.MarkUsed(sql);
+  MENTAT_RETURN_IF_ERROR(Bind(*st, unit, main_rels_));
   auto row = st->Step();
   if (!row.ok()) return intr_.Translate(row.status());
   int64_t n = *row ? st->ColumnInt(0) : 0;
@@ -253,9 +257,11 @@ Result<int64_t> Execution::CountWithMainParams(const std::string& sql) {
 }
 
 Status Execution::Bind(storage::Statement& st, const Unit& unit,
-                       const std::vector<const Relation*>& rels, int offset) {
+                       const std::vector<const Relation*>& rels, int offset,
+                       const std::vector<bool>* used) {
+  if (!used) used = &unit.used;
   for (size_t i = 0; i < unit.params.size(); ++i) {
-    if (i < unit.used.size() && !unit.used[i]) continue;
+    if (i < used->size() && !(*used)[i]) continue;
     const Param& p = unit.params[i];
     int n = offset + static_cast<int>(i) + 1;
     switch (p.kind) {
@@ -387,6 +393,8 @@ edn::Value Execution::Decode(const storage::Statement& st, const OutCol& oc) con
 Result<QueryResult> Execution::Run() {
   MENTAT_ASSIGN_OR_RETURN(auto st, ctx_.conn->Cached(c_.sql));
   MENTAT_RETURN_IF_ERROR(Bind(*st, c_.main, main_rels_));
+  for (const Stratum& s : c_.strata)
+    if (s.in_query) MENTAT_RETURN_IF_ERROR(BindCte(*st, s, true));
   std::vector<std::vector<edn::Value>> rows;
   const bool cpp = c_.cpp_mode;
   // A scalar or tuple find keeps the first row of the SQL (which orders and limits): no

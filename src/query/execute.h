@@ -51,8 +51,9 @@ class Execution {
 
   // Encodes inputs into relations and runtime types.
   Status Prepare();
-  // Evaluates recursive rules to their fixpoint.
-  Status EvalRules();
+  // Evaluates recursive rules to their fixpoint: every stratum (`all`), or those the
+  // query's statement does not read itself (Stratum::in_query).
+  Status EvalRules(bool all = false);
   Result<QueryResult> Run();
   // Runs `sql` (written against the main unit's parameters) and returns its first column
   // of its first row as an integer (explain analyze's prefix counts).
@@ -60,12 +61,16 @@ class Execution {
 
   // Binds the parameters of `unit` into `st`; `rels` gives the relation of each RelSpec.
   // Binds `unit`'s parameters, ?1 of the unit as ?(offset + 1) of `st`.
+  // `used`, when given, replaces unit.used (the parameters the statement's text reads).
   Status Bind(storage::Statement& st, const Unit& unit, const std::vector<const Relation*>& rels,
-              int offset = 0);
+              int offset = 0, const std::vector<bool>* used = nullptr);
   // A magic relation's seed row (demand.cc); *keep false when a value does not encode.
   Status SeedRow(const RuleRel& rr, std::vector<schema::DbVal>* row, bool* keep);
   // Stratum `st` by its one WITH RECURSIVE statement (Stratum::cte_sql).
   Status EvalCte(const Stratum& st);
+  // Binds the parameters of stratum `st`'s WITH RECURSIVE statement (cte_sql), or
+  // (`in_query`) those of its part of the query's statement.
+  Status BindCte(storage::Statement& stmt, const Stratum& st, bool in_query);
 
  private:
   const edn::Value* SlotValue(int slot) const;

@@ -7,6 +7,7 @@
 // Relations only grow and are finite, so this terminates. A stratum the recursive_cte
 // pass made one WITH RECURSIVE statement (compile.cc) runs that statement instead: SQLite
 // evaluates it the same way, a row of the queue at a time against each recursive SELECT.
+// One the rules_in_query pass put in the query's statement is evaluated there.
 #include "query/execute.h"
 
 namespace mentat::query {
@@ -31,11 +32,12 @@ Status Execution::SeedRow(const RuleRel& rr, std::vector<DbVal>* row, bool* keep
   return Status::OK();
 }
 
-Status Execution::EvalCte(const Stratum& st) {
-  MENTAT_ASSIGN_OR_RETURN(auto stmt, ctx_.conn->Cached(st.cte_sql));
+Status Execution::BindCte(storage::Statement& stmt, const Stratum& st, bool in_query) {
+  const int offset = in_query ? st.query_offset : 0;
   for (size_t i = 0; i < st.units.size(); ++i)
-    MENTAT_RETURN_IF_ERROR(
-        Bind(*stmt, c_.rule_units[st.units[i]].unit, main_rels_, st.unit_offsets[i]));
+    MENTAT_RETURN_IF_ERROR(Bind(stmt, c_.rule_units[st.units[i]].unit, main_rels_,
+                                offset + st.unit_offsets[i],
+                                in_query ? &st.query_used[i] : nullptr));
   for (const auto& [r, first] : st.seeds) {
     const RuleRel& rr = c_.rule_rels[r];
     std::vector<DbVal> row;
@@ -43,13 +45,19 @@ Status Execution::EvalCte(const Stratum& st) {
     MENTAT_RETURN_IF_ERROR(SeedRow(rr, &row, &keep));
     for (int j = 0; j < rr.arity; ++j) {
       if (keep) {
-        schema::Bind(*stmt, first + j, row[j]);
+        schema::Bind(stmt, offset + first + j, row[j]);
       } else {
-        stmt->BindNull(first + j);
+        stmt.BindNull(offset + first + j);
       }
     }
-    stmt->BindInt(first + rr.arity, keep ? 1 : 0);
+    stmt.BindInt(offset + first + rr.arity, keep ? 1 : 0);
   }
+  return Status::OK();
+}
+
+Status Execution::EvalCte(const Stratum& st) {
+  MENTAT_ASSIGN_OR_RETURN(auto stmt, ctx_.conn->Cached(st.cte_sql));
+  MENTAT_RETURN_IF_ERROR(BindCte(*stmt, st, false));
   std::vector<DbVal> row;
   size_t n = 0;
   for (;;) {
@@ -67,8 +75,9 @@ Status Execution::EvalCte(const Stratum& st) {
   return Status::OK();
 }
 
-Status Execution::EvalRules() {
+Status Execution::EvalRules(bool all) {
   for (const Stratum& st : c_.strata) {
+    if (st.in_query && !all) continue;  // read by the query's statement (Run)
     if (!st.cte_sql.empty()) {
       MENTAT_RETURN_IF_ERROR(intr_.Check());
       MENTAT_RETURN_IF_ERROR(EvalCte(st));

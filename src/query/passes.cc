@@ -138,6 +138,10 @@ const std::vector<Pass>& OptimizerPasses() {
        "a stratum of linear recursive rules as one SQLite WITH RECURSIVE statement (off: the "
        "engine's semi-naive loop)",
        true, false, RunsInCompile},
+      {"rules_in_query",
+       "on PostgreSQL, such statements read by the query's own statement from its WITH clause "
+       "(off: their rows go back to the server as relation parameters)",
+       true, false, RunsInCompile},
       {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, true,
        AsOfProbes},
       {"attribute_cache", "values of found entities read from attribute caches", false, true,

@@ -29,6 +29,11 @@
 //   recursive_cte   a stratum of recursive rules whose every clause reads at most one of
 //                   its relations becomes one SQLite WITH RECURSIVE statement (compile.cc,
 //                   execute_rules.cc); disabled, the engine's semi-naive loop
+//   rules_in_query  on an engine where each statement is a round trip (PostgreSQL), such
+//                   statements that only the query and others of them read become the
+//                   WITH clause of the query's statement, which reads their relations
+//                   there (rules_in_query.cc); disabled, their rows come back to the
+//                   client and go out again as relation parameters
 //   as_of_probes    an as-of pattern of a cardinality-one attribute whose entity is found
 //                   reads its value at t as one scalar subquery (plan.cc)
 //   attribute_cache a pattern whose entity is found reads a cached attribute from memory

@@ -330,7 +330,9 @@ Result<std::string> Prepared::Analyze(const ExecContext& ctx, const Compiled& c,
   Execution ex(ctx, *parsed_, c, std::move(inputs), intr);
   auto t0 = Clock::now();
   MENTAT_RETURN_IF_ERROR(WithInputPos(*parsed_, intr.Translate(ex.Prepare())));
-  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules()));
+  // Every stratum, also one the query's statement reads itself: the prefix counts read
+  // the relations.
+  MENTAT_RETURN_IF_ERROR(intr.Translate(ex.EvalRules(true)));
   auto t1 = Clock::now();
   auto r = ex.Run();
   if (!r.ok()) return WithInputPos(*parsed_, r.status());

@@ -257,8 +257,8 @@ std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool
     }
     if (cols.empty()) cols = "1";
     if (!sql.empty()) sql += spec.distinct ? " UNION " : " UNION ALL ";
-    sql +=
-        std::string("SELECT ") + (spec.distinct && arms.size() == 1 ? "DISTINCT " : "") + cols + fw;
+    sql += std::string("SELECT ") +
+           (spec.distinct && arms.size() == 1 && !spec.in_union ? "DISTINCT " : "") + cols + fw;
   }
   return sql;
 }

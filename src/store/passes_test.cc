@@ -353,9 +353,9 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   size_t at = plan->find("optimizer passes:\n");
   ASSERT_NE(at, std::string::npos) << *plan;
-  for (const char* p :
-       {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order", "recursive_cte",
-        "as_of_probes", "attribute_cache", "entity_sets", "distinct_elimination"}) {
+  for (const char* p : {"seed_recursion", "pass_through", "agg_pushdown", "or_joins", "join_order",
+                        "recursive_cte", "rules_in_query", "as_of_probes", "attribute_cache",
+                        "entity_sets", "distinct_elimination"}) {
     size_t next = plan->find(std::string("  ") + p, at);
     EXPECT_NE(next, std::string::npos) << p << " missing or out of order:\n" << *plan;
     at = next;
@@ -364,9 +364,9 @@ TEST_F(PassesTest, EveryPassIsListedInExplainInOrder) {
   unplanned.use_planner = false;
   auto off = store_->q_explain("[:find ?t :where [?i :i/title ?t]]", unplanned);
   ASSERT_TRUE(off.ok());
-  for (const char* p :
-       {"seed_recursion: off", "pass_through: off", "agg_pushdown: off", "or_joins: off",
-        "join_order: off", "recursive_cte: off", "as_of_probes: off", "entity_sets: off"})
+  for (const char* p : {"seed_recursion: off", "pass_through: off", "agg_pushdown: off",
+                        "or_joins: off", "join_order: off", "recursive_cte: off",
+                        "rules_in_query: off", "as_of_probes: off", "entity_sets: off"})
     EXPECT_NE(off->find(p), std::string::npos) << p << "\n" << *off;
   EXPECT_NE(off->find("attribute_cache: no change"), std::string::npos) << *off;
 }
