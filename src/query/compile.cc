@@ -582,11 +582,12 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
     std::string c = "c" + std::to_string(pe.out.col);
     // min/max of keywords by namespace, then name (edn::Compare's order).
     const bool named = pe.out.type == VT::kKeyword || pe.out.type == VT::kSymbol;
-    std::string e = pe.summed                   ? "sum(" + c + ")"
-                    : pe.fn == "count"          ? "count(*)"
-                    : pe.fn == "count-distinct" ? "count(DISTINCT " + c + ")"
-                    : named                     ? env->dialect->NamedAggregate(pe.fn, c)
-                                                : pe.fn + "(" + c + ")";
+    std::string e = pe.summed                          ? "sum(" + c + ")"
+                    : pe.fn == "count"                 ? "count(*)"
+                    : pe.fn == "count-distinct"        ? "count(DISTINCT " + c + ")"
+                    : named                            ? env->dialect->NamedAggregate(pe.fn, c)
+                    : pe.fn == "sum" || pe.fn == "avg" ? env->dialect->NumberAggregate(pe.fn, c)
+                                                       : pe.fn + "(" + c + ")";
     VT t = pe.out.type;
     pe.out = OutCol();
     pe.out.col = static_cast<int>(outer.size());

@@ -156,6 +156,10 @@ class Sqlite : public Dialect {
         return arg(0) + " MATCH " + arg(1);
       case Fn::kRank:
         return "(-bm25(" + arg(0) + "))";
+      case Fn::kEqIntValue:  // (SQLite's value column compares with integers as is)
+      case Fn::kEqIntValueByValue:
+      case Fn::kEqIntValueByB:
+        return Infix("=", a);
     }
     return "NULL";
   }

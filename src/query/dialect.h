@@ -65,6 +65,11 @@ class Dialect {
   // (PostgreSQL's JSON). SQLite's relations stay in process, and its relation table tells
   // its planner their exact size.
   virtual bool RulesInQuery() const { return false; }
+  // sum or avg (`fn`) of numbers `x` (a long, double or float column) in SQL: avg a
+  // double, sum the engine's exact number.
+  virtual std::string NumberAggregate(const std::string& fn, const std::string& x) const {
+    return fn + "(" + x + ")";
+  }
   // min or max (`fn`) of keywords or symbols `x` in that order.
   virtual std::string NamedAggregate(const std::string& fn, const std::string& x) const {
     return fn + "(" + NamedOrder(x) + ")";

@@ -26,12 +26,14 @@ class Pg : public Dialect {
     // bigint, also states x = mentat_int(v) for an index on x.
     return "(" + v + " = " + x + ")";
   }
-  // Each side's index can drive it: `v = x` as jsonb (v's), `x = v` as bigint (x's). The
-  // cast of an integer jsonb to bigint is exact; EqValue's operator checks the value's
-  // kind and range first, for a `v` that may hold anything.
+  // Each side's index can drive it: `v = x` as jsonb (v's), `x = v` as bigint (x's), both
+  // stated unless the emitter knows which side its order finds by index (Fn::kEqIntValue
+  // and its two forms; PostgreSQL's planner would count both conditions' selectivity, then
+  // misplace the patterns after it). The cast of an integer jsonb to bigint is exact;
+  // EqValue's operator checks the value's kind and range first, for a `v` that may hold
+  // anything.
   Expr EqIntegerValue(const Expr& v, const Expr& x) const override {
-    return "(" + v + " = CAST(CAST(" + x + " AS text) AS jsonb) AND " + x + " = CAST(" + v +
-           " AS bigint))";
+    return Expr::Call(Fn::kEqIntValue, {v, x});
   }
   // (The columns of a recursive rule's relation: one type, jsonb, whatever each arm reads.)
   Expr NoAffinity(const Expr& x) const override { return "mentat_json(" + x + ")"; }
@@ -63,6 +65,17 @@ class Pg : public Dialect {
   bool NamedOrderIsExpression() const override { return true; }
   bool SingleRecursiveReference() const override { return true; }
   bool RulesInQuery() const override { return true; }
+  // The built-in aggregates over mentat_num (inlined: a jsonb number as numeric, anything
+  // else NULL), not the store's sum(jsonb) and avg(jsonb), SQL functions called per row
+  // that keep the plan serial: the same numbers, a parallel plan. avg is the exact sum as
+  // a double over the count (one rounding, as SQLite's and Clojure's quotient; numeric's
+  // own avg rounds to 16 digits first).
+  std::string NumberAggregate(const std::string& fn, const std::string& x) const override {
+    const std::string n = "mentat_num(" + x + ")";
+    if (fn == "avg")
+      return "(CAST(sum(" + n + ") AS double precision) / NULLIF(count(" + n + "), 0))";
+    return fn + "(" + n + ")";
+  }
   std::string NamedAggregate(const std::string& fn, const std::string& x) const override {
     return "mentat_named_" + fn + "(" + x + ")";
   }
@@ -161,6 +174,13 @@ class Pg : public Dialect {
         return "(" + arg(0) + " @@ websearch_to_tsquery('simple', " + text(1) + "))";
       case Fn::kRank:
         return "ts_rank(" + arg(0) + ", websearch_to_tsquery('simple', " + text(1) + "))";
+      case Fn::kEqIntValue:
+        return "(" + arg(0) + " = CAST(CAST(" + arg(1) + " AS text) AS jsonb) AND " + arg(1) +
+               " = CAST(" + arg(0) + " AS bigint))";
+      case Fn::kEqIntValueByValue:
+        return "(" + arg(0) + " = CAST(CAST(" + arg(1) + " AS text) AS jsonb))";
+      case Fn::kEqIntValueByB:
+        return "(" + arg(1) + " = CAST(" + arg(0) + " AS bigint))";
       case Fn::kStr:
         return "mentat_str(" + arg(0) + ")";
       case Fn::kSubs:

@@ -40,6 +40,26 @@ class PlainDialect : public Dialect {
   mutable std::set<Fn> called;
 };
 
+// A dialect whose value column meets integer columns through Fn::kEqIntValue (as
+// PostgreSQL's does), each form spelled apart and recorded.
+class IntValueDialect : public PlainDialect {
+ public:
+  Expr EqIntegerValue(const Expr& v, const Expr& x) const override {
+    return Expr::Call(Fn::kEqIntValue, {v, x});
+  }
+  std::string Call(Fn fn, const std::vector<std::string>& args) const override {
+    if (fn == Fn::kEqIntValue) forms.push_back("both");
+    if (fn == Fn::kEqIntValueByValue) forms.push_back("by value");
+    if (fn == Fn::kEqIntValueByB) forms.push_back("by entity");
+    if (fn == Fn::kEqIntValue)
+      return "(" + args[0] + " = " + args[1] + " AND " + args[1] + " = " + args[0] + ")";
+    if (fn == Fn::kEqIntValueByValue) return "(" + args[0] + " = " + args[1] + ")";
+    if (fn == Fn::kEqIntValueByB) return "(" + args[1] + " = " + args[0] + ")";
+    return PlainDialect::Call(fn, args);
+  }
+  mutable std::vector<std::string> forms;
+};
+
 class DialectTest : public QueryTest {
  protected:
   void SetUp() override {
@@ -151,6 +171,33 @@ TEST_F(DialectTest, TheDialectSpellsEveryOperatorAndFunction) {
   ASSERT_TRUE(ge.ok());
   EXPECT_NE(ge->find("ifnull("), std::string::npos) << *ge;
   EXPECT_EQ(ge->find("COALESCE"), std::string::npos) << *ge;
+}
+
+// A join of a ref's value with an entity is written for the planned order: the later
+// pattern found by its index, the condition stated once (an engine's planner would count
+// both statements of it); in a subquery the enclosing pattern comes first. The answers are
+// SQLite's.
+TEST_F(DialectTest, AValueEntityJoinIsWrittenForThePlannedOrder) {
+  IntValueDialect d;
+  auto with = [&d](ExecContext& c) { c.dialect = &d; };
+  struct Case {
+    std::string query;
+    std::vector<std::string> forms;
+  } cases[] = {
+      // a's name first (unique), then its :n/next datoms, then their names by entity.
+      {"[:find ?n :where [?a :n/name \"a\"] [?a :n/next ?b] [?b :n/name ?n]]", {"by entity"}},
+      // b's name first, then the datoms whose value is b: by value.
+      {"[:find ?n :where [?b :n/name \"b\"] [?a :n/next ?b] [?a :n/name ?n]]", {"by value"}},
+      // Inside the not, the enclosing ?a is found: the :n/next datom by its value.
+      {"[:find ?n :where [?a :n/name ?n] (not [_ :n/next ?a])]", {"by value"}},
+  };
+  for (const Case& c : cases) {
+    auto sqlite = Rows(c.query);
+    EXPECT_FALSE(sqlite.empty()) << c.query;
+    d.forms.clear();
+    EXPECT_EQ(Rows(c.query, {}, with), sqlite) << c.query;
+    EXPECT_EQ(d.forms, c.forms) << c.query;
+  }
 }
 
 }  // namespace

@@ -112,6 +112,10 @@ const char* FnName(Fn fn) {
       return "match";
     case Fn::kRank:
       return "rank";
+    case Fn::kEqIntValue:
+    case Fn::kEqIntValueByValue:
+    case Fn::kEqIntValueByB:
+      return "=";
   }
   return "?";
 }

@@ -79,6 +79,14 @@ enum class Fn : unsigned char {
   kInEntitySet,  // whether entity b is in set a
   kMatch,        // fulltext: whether the row of index a matches search b
   kRank,         // fulltext: a match's rank in index a for search b, larger is better
+  // a = b for the value column a of a pattern whose values are integers and an integer
+  // column b (Dialect::EqIntegerValue on an engine whose value column is not an integer
+  // column): written so that either side's index can drive the join. The emitter (sql.cc)
+  // may write one of the two forms instead, by the planned order: the later item's index
+  // then drives, and the engine's planner does not count the condition twice.
+  kEqIntValue,
+  kEqIntValueByValue,  // the same, a's item found by its value (a's value index)
+  kEqIntValueByB,      // the same, b's item found by b (b's index)
 };
 
 // Its name in DebugString and explain ("=", "re-find", ...).

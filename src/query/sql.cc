@@ -26,6 +26,20 @@ bool IdColumn(const std::string& col) {
 struct Emitter {
   const Unit& unit;
   bool pin;  // CROSS JOIN
+  // While an arm's FROM ... WHERE is written: each of its items' place in the join order;
+  // the items of enclosing statements, which come before them all, at -1.
+  mutable std::map<int, int> place;
+
+  // kEqIntValue as the form the planned order wants: the later item found by its index.
+  // Unchanged when either side is not one item's column or neither item is placed.
+  Fn EqIntValueForm(const std::vector<Expr>& args) const {
+    const Expr::Part* v = args.size() == 2 ? args[0].AsColumn() : nullptr;
+    const Expr::Part* x = args.size() == 2 ? args[1].AsColumn() : nullptr;
+    if (!v || !x) return Fn::kEqIntValue;
+    auto pv = place.find(v->id), px = place.find(x->id);
+    if (pv == place.end() || px == place.end() || pv->second == px->second) return Fn::kEqIntValue;
+    return pv->second > px->second ? Fn::kEqIntValueByValue : Fn::kEqIntValueByB;
+  }
 
   const Variant& VariantOf(int item, int k) const {
     const Item& it = unit.items[item];
@@ -130,7 +144,7 @@ struct Emitter {
           std::vector<std::string> args;
           args.reserve(p.args.size());
           for (const Expr& a : p.args) args.push_back(Resolve(a, assign));
-          out += unit.dialect->Call(p.fn, args);
+          out += unit.dialect->Call(p.fn == Fn::kEqIntValue ? EqIntValueForm(p.args) : p.fn, args);
           break;
         }
       }
@@ -169,6 +183,14 @@ struct Emitter {
   // FROM ... WHERE ... of one arm.
   std::string FromWhere(const Arm& arm, std::map<int, int>* assign) const {
     for (const auto& [id, k] : arm.from) (*assign)[id] = k;
+    std::map<int, int> enclosing = place;
+    for (auto& [id, at] : place) at = -1;
+    for (size_t i = 0; i < arm.from.size(); ++i) place[arm.from[i].first] = static_cast<int>(i);
+    struct Restore {
+      std::map<int, int>& place;
+      std::map<int, int> saved;
+      ~Restore() { place = std::move(saved); }
+    } restore{place, std::move(enclosing)};
     std::string from, where;
     auto add_where = [&](const Expr& x) {
       where += (where.empty() ? " WHERE " : " AND ") + Resolve(x, *assign);
@@ -239,7 +261,7 @@ struct Emitter {
 }  // namespace
 
 std::string EmitSelect(const Unit& unit, int block, const SelectSpec& spec, bool pin) {
-  Emitter em{unit, pin};
+  Emitter em{unit, pin, {}};
   std::vector<Arm> arms = em.Arms(block);
   std::vector<std::map<int, int>> assigns(arms.size());
   std::vector<std::string> fws;
@@ -362,7 +384,7 @@ std::optional<std::string> EmitPrefixCount(const Unit& unit, size_t k) {
 }
 
 int CountArms(const Unit& unit, int block) {
-  Emitter em{unit, true};
+  Emitter em{unit, true, {}};
   return static_cast<int>(em.Arms(block).size());
 }
 
