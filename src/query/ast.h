@@ -103,6 +103,8 @@ struct ParsedQuery {
   enum class FindKind : uint8_t { kRel, kColl, kTuple, kScalar };
   FindKind find_kind = FindKind::kRel;
   std::vector<FindElem> find;
+  // The printed form of each find element (QueryResult::columns), once per Prepared.
+  std::vector<std::string> find_names;
   std::vector<edn::Value> keys;  // :keys/:strs/:syms as keywords, strings or symbols
   edn::Value keys_form;
   std::vector<std::string> with;

@@ -22,8 +22,12 @@ QueryResult Describe(const ParsedQuery& q) {
       r.shape = QueryResult::Shape::kScalar;
       break;
   }
-  r.columns.reserve(q.find.size());
-  for (const FindElem& f : q.find) r.columns.push_back(edn::Print(f.form));
+  if (q.find_names.size() == q.find.size()) {
+    r.columns = q.find_names;
+  } else {
+    r.columns.reserve(q.find.size());
+    for (const FindElem& f : q.find) r.columns.push_back(edn::Print(f.form));
+  }
   r.map_keys = q.keys;
   return r;
 }

@@ -31,6 +31,13 @@ class Sqlite : public Dialect {
     // exact typing.
     return "(" + v + " = " + x + " AND " + v + " = +" + x + ")";
   }
+  // An integer-typed value (ref, long, instant) met with an integer column: as EqValue,
+  // unless the emitter knows the planned order finds v's item by its value (Fn::kEqIntValue
+  // ByValue): then `v = +x` alone, exact and the lookup on v's index. (Every statement is
+  // pinned on SQLite, so the other form could only be a filter evaluated again per row.)
+  Expr EqIntegerValue(const Expr& v, const Expr& x) const override {
+    return Expr::Call(Fn::kEqIntValue, {v, x});
+  }
   Expr NoAffinity(const Expr& x) const override { return "+(" + x + ")"; }
   const char* PinnedJoin() const override { return " CROSS JOIN "; }
   std::string IndexHint(const std::string& index) const override { return "INDEXED BY " + index; }
@@ -156,10 +163,11 @@ class Sqlite : public Dialect {
         return arg(0) + " MATCH " + arg(1);
       case Fn::kRank:
         return "(-bm25(" + arg(0) + "))";
-      case Fn::kEqIntValue:  // (SQLite's value column compares with integers as is)
       case Fn::kEqIntValueByValue:
+        return "(" + arg(0) + " = +" + arg(1) + ")";
+      case Fn::kEqIntValue:
       case Fn::kEqIntValueByB:
-        return Infix("=", a);
+        return "(" + arg(0) + " = " + arg(1) + " AND " + arg(0) + " = +" + arg(1) + ")";
     }
     return "NULL";
   }

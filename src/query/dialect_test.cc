@@ -200,5 +200,32 @@ TEST_F(DialectTest, AValueEntityJoinIsWrittenForThePlannedOrder) {
   }
 }
 
+// On SQLite (every statement pinned) a ref value found by its value index is written
+// `v = +e` alone; found the other way, or with the order unknown, both forms stay. The
+// answers equal the affinity-free dialect's and the planner-off path's.
+TEST_F(DialectTest, SqliteStatesAValueLookupOnce) {
+  auto off = [](ExecContext& c) { c.use_planner = false; };
+  struct Case {
+    std::string query;
+    bool single;
+  } cases[] = {
+      {"[:find ?n :where [?b :n/name \"b\"] [?a :n/next ?b] [?a :n/name ?n]]", true},
+      {"[:find ?n :where [?a :n/name ?n] (not [_ :n/next ?a])]", true},
+      {"[:find ?n :where [?a :n/name \"a\"] [?a :n/next ?b] [?b :n/name ?n]]", false},
+  };
+  for (const Case& c : cases) {
+    auto ex = ExplainQ(c.query);
+    ASSERT_TRUE(ex.ok()) << ex.status().ToString();
+    std::string sql = ex->substr(ex->find("sql:"));
+    EXPECT_NE(sql.find(".v = +"), std::string::npos) << sql;
+    bool both = sql.find(".v = t") != std::string::npos;
+    EXPECT_EQ(both, !c.single) << sql;
+    auto native = Rows(c.query);
+    EXPECT_FALSE(native.empty()) << c.query;
+    EXPECT_EQ(Rows(c.query, {}, Plain()), native) << c.query;
+    EXPECT_EQ(Rows(c.query, {}, off), native) << c.query;
+  }
+}
+
 }  // namespace
 }  // namespace mentat::query::testing

@@ -376,6 +376,11 @@ edn::Value Execution::Decode(const storage::Statement& st, const OutCol& oc) con
     if (t == VT::kDouble) return edn::Value::Float(st.ColumnDouble(oc.col));
     if (t == VT::kString && ct == SQLITE_TEXT)
       return edn::Value::String(std::string(st.ColumnText(oc.col)));
+    if (t == VT::kKeyword && ct == SQLITE_TEXT) {
+      std::string_view k = st.ColumnText(oc.col);  // stored as ":ns/name"
+      if (!k.empty() && k[0] == ':') k.remove_prefix(1);
+      return edn::Value::Keyword(k);
+    }
     return schema::Decode(schema::Column(st, oc.col), ToValueType(t));
   }
   switch (ct) {

@@ -188,6 +188,7 @@ Prepared::~Prepared() = default;
 
 Result<std::shared_ptr<const Prepared>> Prepared::FromValue(const edn::Value& query) {
   MENTAT_ASSIGN_OR_RETURN(ParsedQuery q, ParseQuery(query));
+  for (const FindElem& f : q.find) q.find_names.push_back(edn::Print(f.form));
   std::shared_ptr<Prepared> p(new Prepared());
   p->parsed_ = std::make_unique<ParsedQuery>(std::move(q));
   p->cache_ = std::make_unique<PlanCache>();
