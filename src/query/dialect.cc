@@ -18,6 +18,14 @@ std::string Dialect::Function(const char* name, const std::vector<std::string>& 
 
 namespace {
 
+// v compared with x twice: with x's affinity (x's index can find v's item's partner) and
+// without (+x: exact, and v's index can drive it).
+// (For Expr operands, and for the argument text of Call.)
+template <typename T>
+T BothForms(const T& v, const T& x) {
+  return "(" + v + " = " + x + " AND " + v + " = +" + x + ")";
+}
+
 class Sqlite : public Dialect {
  public:
   const char* name() const override { return "sqlite"; }
@@ -29,7 +37,7 @@ class Sqlite : public Dialect {
     // affinity to v, which keeps SQLite from using an index on v. The second,
     // affinity-free form (+x) lets the index on v drive the lookup; together they keep
     // exact typing.
-    return "(" + v + " = " + x + " AND " + v + " = +" + x + ")";
+    return BothForms(v, x);
   }
   // An integer-typed value (ref, long, instant) met with an integer column: as EqValue,
   // unless the emitter knows the planned order finds v's item by its value (Fn::kEqIntValue
@@ -167,7 +175,7 @@ class Sqlite : public Dialect {
         return "(" + arg(0) + " = +" + arg(1) + ")";
       case Fn::kEqIntValue:
       case Fn::kEqIntValueByB:
-        return "(" + arg(0) + " = " + arg(1) + " AND " + arg(0) + " = +" + arg(1) + ")";
+        return BothForms(arg(0), arg(1));
     }
     return "NULL";
   }
