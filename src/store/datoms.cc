@@ -168,7 +168,7 @@ Result<std::vector<Datom>> Db::datoms(std::string_view index,
   if (components.size() > 4) return Status::InvalidArgument("an index takes at most 4 components");
   return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, *this));
     MENTAT_ASSIGN_OR_RETURN(Components comps,
                             ResolveComponents(c->db.get(), schema, order, components));
     // e, a and v inside each branch of the view; tx outside (in the history view's
@@ -192,7 +192,7 @@ Result<std::vector<Datom>> Db::seek_datoms(std::string_view index,
   if (components.size() > 4) return Status::InvalidArgument("an index takes at most 4 components");
   return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, *this));
     MENTAT_ASSIGN_OR_RETURN(Components comps,
                             ResolveComponents(c->db.get(), schema, order, components));
     // Inside each branch of the view: a row-value bound over the components that are
@@ -223,7 +223,7 @@ Result<std::vector<Datom>> Db::index_range(const edn::Value& attr_id, const edn:
   CheckStoreAlive(store_, "Db::index_range");
   return ImplOf(store_)->Read([&](StoreImpl::Conn* c) -> Result<std::vector<Datom>> {
     const Schema& schema = *c->schema;
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), *this));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, *this));
     MENTAT_ASSIGN_OR_RETURN(const Attribute* attr, AttrOf(schema, attr_id));
     std::vector<std::string> conds = {"a = " + std::to_string(attr->id)};
     std::vector<schema::DbVal> params;

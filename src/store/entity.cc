@@ -65,7 +65,7 @@ edn::Value RefValue(const Schema& schema, Entid e) {
 template <typename T, typename Fn>
 Result<T> ReadIn(const Db& db, Fn&& fn) {
   return ImplOf(db.store())->Read([&](StoreImpl::Conn* c) -> Result<T> {
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), db));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, db));
     if (view.history)
       return Status::Unsupported("entities are not available on a history database");
     return fn(c->db.get(), c->schema, view);

@@ -12,7 +12,7 @@ Result<std::vector<edn::Value>> PullIn(const Db& db, std::string_view pattern,
                                        const std::vector<edn::Value>& eids) {
   MENTAT_ASSIGN_OR_RETURN(edn::Value p, edn::Read(pattern));
   return ImplOf(db.store())->Read([&](StoreImpl::Conn* c) -> Result<std::vector<edn::Value>> {
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), db));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, db));
     // A pull result has one value per cardinality-one attribute, so on a history database
     // pull reads the entity at the database's time bounds (its as-of/since, else now), as
     // (pull ?e pattern) in :find does on a history database. Datomic refuses pull there;

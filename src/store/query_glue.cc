@@ -134,7 +134,7 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
   if (ctx->conn->is_pg()) ctx->dialect = &query::PgDialect();
   ctx->schema = c->schema.get();
   ctx->schema_gen = static_cast<uint64_t>(c->schema_gen);
-  MENTAT_ASSIGN_OR_RETURN(ResolvedView view, ResolveView(c->db.get(), WithOptions(db, o)));
+  MENTAT_ASSIGN_OR_RETURN(ResolvedView view, StoreImpl::ResolveViewOn(c, WithOptions(db, o)));
   ctx->view = ToQueryView(view);
   // Db inputs are named sources: the :in symbol at the same position.
   const auto& in = prepared.parsed().in;
@@ -151,7 +151,7 @@ Status MakeContext(StoreImpl* impl, StoreImpl::Conn* c, const Db& db, const Quer
     const Db& src = *o.inputs[i].db;
     if (src.store() != db.store())
       return Status::Unsupported("a query can join databases of the same store only");
-    MENTAT_ASSIGN_OR_RETURN(ResolvedView sv, ResolveView(c->db.get(), src));
+    MENTAT_ASSIGN_OR_RETURN(ResolvedView sv, StoreImpl::ResolveViewOn(c, src));
     ctx->sources[in[pos].name] = ToQueryView(sv);
   }
   // (pull ?e pattern) in :find: patterns parsed once per query run, and every entity of

@@ -15,6 +15,7 @@
 #include "store/tx_functions.h"
 #include "tx/tx.h"
 #include "tx/write.h"
+#include "views/views.h"
 
 namespace mentat {
 
@@ -504,6 +505,37 @@ Status StoreImpl::Sync(Conn* c) {
   return synced();
 }
 
+namespace {
+
+// What kPgSchemaProbe read.
+struct ProbeValues {
+  int64_t format = 0;
+  int64_t gen = -1;
+  std::optional<Entid> last_tx;
+};
+
+// The probe's rows, from the statement `st` (storage's or pg's) that ran it.
+template <typename Statement>
+Result<ProbeValues> ReadProbe(Statement& st) {
+  ProbeValues v;
+  for (;;) {
+    MENTAT_ASSIGN_OR_RETURN(bool row, st.Step());
+    if (!row) break;
+    const std::string_view key = st.ColumnText(0);
+    const int64_t value = st.ColumnInt(1);
+    if (key == "format_version") {
+      v.format = value;
+    } else if (key == "schema_gen") {
+      v.gen = value;
+    } else if (key == "last_tx") {
+      v.last_tx = value;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
 StoreImpl::PgReadEnvelope::PgReadEnvelope(Conn* c, bool one_statement)
     : c_(c), one_statement_(one_statement) {
 #ifdef MENTAT_WITH_PG
@@ -514,12 +546,29 @@ StoreImpl::PgReadEnvelope::PgReadEnvelope(Conn* c, bool one_statement)
   before_ = pc->executions();
   pc->ArmEnvelope(&**probe, one_statement);
   armed_ = true;
+  c->envelope = this;
 #endif
+}
+
+Entid StoreImpl::PgReadEnvelope::AssumeLastTx(Entid basis) {
+  if (c_->probed_last_tx && *c_->probed_last_tx > basis) {
+    above_ = above_ ? std::max(*above_, basis) : basis;
+    return *c_->probed_last_tx;
+  }
+  at_most_ = at_most_ ? std::min(*at_most_, basis) : basis;
+  return basis;
+}
+
+Result<ResolvedView> StoreImpl::ResolveViewOn(Conn* c, const Db& db) {
+  std::optional<Entid> known;
+  if (c->envelope && db.basis()) known = c->envelope->AssumeLastTx(*db.basis());
+  return ResolveView(c->db.get(), db, known);
 }
 
 StoreImpl::PgReadEnvelope::~PgReadEnvelope() {
 #ifdef MENTAT_WITH_PG
   // Work that never asked Stands: its transaction, if the envelope opened one, ends here.
+  if (c_->envelope == this) c_->envelope = nullptr;
   pg::Connection* pc = c_->db->pg();
   if (armed_ && pc->DisarmEnvelope() && pc->InTransaction()) (void)pc->Exec("ROLLBACK");
 #endif
@@ -529,6 +578,7 @@ bool StoreImpl::PgReadEnvelope::Stands() {
 #ifdef MENTAT_WITH_PG
   if (!armed_) return false;
   armed_ = false;
+  c_->envelope = nullptr;
   pg::Connection* pc = c_->db->pg();
   if (!pc->DisarmEnvelope()) return false;
   // One statement expected, more ran: those after the first read snapshots of their own
@@ -539,14 +589,13 @@ bool StoreImpl::PgReadEnvelope::Stands() {
   const uint64_t executed = pc->executions();
   bool current = false;
   if (auto probe = pc->Cached(kPgSchemaProbe); probe.ok()) {
-    int64_t format = 0, gen = -1;
-    for (;;) {
-      auto row = (*probe)->Step();
-      if (!row.ok() || !*row) break;
-      ((*probe)->ColumnText(0) == "format_version" ? format : gen) = (*probe)->ColumnInt(1);
-    }
-    current =
-        pc->executions() == executed && format == storage::kFormatVersion && gen == c_->schema_gen;
+    auto read = ReadProbe(**probe);
+    if (read.ok() && read->last_tx) c_->probed_last_tx = read->last_tx;
+    // The assumptions about the last transaction hold (AssumeLastTx), a missing one is 0.
+    const Entid last = read.ok() ? read->last_tx.value_or(0) : 0;
+    current = read.ok() && pc->executions() == executed &&
+              read->format == storage::kFormatVersion && read->gen == c_->schema_gen &&
+              (!at_most_ || last <= *at_most_) && (!above_ || last > *above_);
   }
   // The read's transaction (open unless its statement failed): a read-only COMMIT the
   // reader need not wait for, or a ROLLBACK before the read runs again.
@@ -568,12 +617,9 @@ Status StoreImpl::SyncPostgres(Conn* c) {
   // the schema generation (two index reads of meta), so a schema another process changed
   // is loaded before the read or write that follows.
   MENTAT_ASSIGN_OR_RETURN(auto st, c->db->Cached(kPgSchemaProbe));
-  int64_t format = 0, gen = 0;
-  for (;;) {
-    MENTAT_ASSIGN_OR_RETURN(bool row, st->Step());
-    if (!row) break;
-    (st->ColumnText(0) == "format_version" ? format : gen) = st->ColumnInt(1);
-  }
+  MENTAT_ASSIGN_OR_RETURN(ProbeValues probed, ReadProbe(*st));
+  const int64_t format = probed.format, gen = probed.gen == -1 ? 0 : probed.gen;
+  if (probed.last_tx) c->probed_last_tx = probed.last_tx;
   if (format != storage::kFormatVersion)
     return Status::Unsupported("the store's format changed to " + std::to_string(format) +
                                " while it was open (this mentat reads format " +

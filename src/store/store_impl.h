@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,10 +26,12 @@ struct Pattern;
 }  // namespace pull
 
 class Listeners;
+struct ResolvedView;
 
 // The Store open() returns is a StoreImpl: internal code reaches it with ImplOf.
 class StoreImpl final : public Store {
  public:
+  class PgReadEnvelope;
   // One SQLite connection and what it knows about its snapshot.
   struct Conn {
     std::unique_ptr<storage::Connection> db;
@@ -55,6 +58,10 @@ class StoreImpl final : public Store {
     // PostgreSQL: the read replica (Options::replicas) this connection is to, or -1 for the
     // primary.
     int replica = -1;
+    // PostgreSQL: the envelope armed on this connection while Read's work runs in it, and
+    // the last transaction the schema probe read last (kPgSchemaProbe), when one has.
+    PgReadEnvelope* envelope = nullptr;
+    std::optional<Entid> probed_last_tx;
   };
 
   // A connection borrowed from the pool; returned on destruction.
@@ -102,9 +109,15 @@ class StoreImpl final : public Store {
   // schema generation). REQUIRES: inside a transaction on `c`.
   Status Sync(Conn* c);
   Status SyncPostgres(Conn* c);
-  // The statement SyncPostgres reads the format and the schema generation with.
+  // The statement SyncPostgres reads the format, the schema generation and the last
+  // transaction with.
   static constexpr const char* kPgSchemaProbe =
-      "SELECT key, value FROM meta WHERE key IN ('format_version', 'schema_gen')";
+      "SELECT key, value FROM meta WHERE key IN ('format_version', 'schema_gen', 'last_tx')";
+  // ResolveView for work on `c`: in an armed PgReadEnvelope a Db's basis is compared with
+  // the last transaction the envelope assumes (PgReadEnvelope::AssumeLastTx) instead of
+  // one read by a statement of its own, which would make the envelope's work two
+  // statements (so run twice).
+  static Result<ResolvedView> ResolveViewOn(Conn* c, const Db& db);
   // Read's one-round-trip path on PostgreSQL: armed on `c` (outside a transaction), the
   // work's first statement goes out in one pipeline after BEGIN and kPgSchemaProbe
   // (pg::Connection::ArmEnvelope), the rest runs in that transaction. Stands() after the
@@ -122,12 +135,19 @@ class StoreImpl final : public Store {
     PgReadEnvelope& operator=(const PgReadEnvelope&) = delete;
     bool armed() const { return armed_; }
     bool Stands();
+    // The snapshot's last transaction as the work assumes it, for a Db of basis `basis`
+    // (ResolveViewOn): past the basis when this connection's probe has seen it so (it only
+    // grows), else the basis itself (the store has not moved since the Db was taken).
+    // Stands() is false when the probe's value contradicts an assumption made.
+    Entid AssumeLastTx(Entid basis);
 
    private:
     Conn* c_;
     bool armed_ = false;
     bool one_statement_ = false;
     uint64_t before_ = 0;
+    // The assumptions made: last transaction <= at_most_, and > above_.
+    std::optional<Entid> at_most_, above_;
   };
 
   Result<TxReport> Transact(const edn::Value& data, bool speculative);

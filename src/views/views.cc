@@ -77,7 +77,8 @@ Result<Entid> ResolveTxPoint(storage::Connection* c, const TxPoint& p) {
   return row ? s->ColumnInt(0) : Entid{0};
 }
 
-Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db) {
+Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db,
+                                 std::optional<Entid> known_last_tx) {
   ResolvedView v;
   v.history = db.is_history();
   if (db.as_of_point()) {
@@ -89,8 +90,12 @@ Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db) {
     v.since = t;
   }
   if (db.basis()) {
-    MENTAT_ASSIGN_OR_RETURN(Entid last,
-                            c->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0));
+    Entid last = 0;
+    if (known_last_tx) {
+      last = *known_last_tx;
+    } else {
+      MENTAT_ASSIGN_OR_RETURN(last, c->QueryInt("SELECT value FROM meta WHERE key = 'last_tx'", 0));
+    }
     if (*db.basis() < last && (!v.as_of || *v.as_of > *db.basis())) v.as_of = *db.basis();
   }
   return v;

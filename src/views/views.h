@@ -84,8 +84,11 @@ struct ResolvedView {
 Result<Entid> ResolveTxPoint(storage::Connection* c, const TxPoint& p);
 
 // Resolves the Db's basis and filters. A Db whose basis is older than the last
-// transaction reads as of its basis.
-Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db);
+// transaction reads as of its basis. With `known_last_tx`, that is the snapshot's last
+// transaction (no statement reads it): a caller that assumes it checks the assumption
+// afterwards (StoreImpl::ResolveViewOn).
+Result<ResolvedView> ResolveView(storage::Connection* c, const Db& db,
+                                 std::optional<Entid> known_last_tx = std::nullopt);
 
 // Which of the current datoms' attribute indexes a read by attribute names (format 3,
 // doc/format.md "Attribute indexes"): none (a read by entity or transaction), the value
