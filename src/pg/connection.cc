@@ -427,7 +427,8 @@ Status Statement::Describe() {
 }
 
 Status Statement::Execute(bool later) {
-  conn_->Drain();
+  // (A COMMIT on its way, CommitAsync, is read in the pipeline this execution goes out in,
+  // or before a statement that goes alone: no round trip of its own.)
   if (!conn_->later_error_.ok()) return std::exchange(conn_->later_error_, Status::OK());
   if (!described_) MENTAT_RETURN_IF_ERROR(Describe());
   // The server's parameters: one per occurrence of a SQLite parameter (each typed by its
@@ -468,6 +469,7 @@ Status Statement::Execute(bool later) {
   if (!as_inferred) {
     auto it = prepared_.find(sig);
     if (it == prepared_.end()) {
+      conn_->Drain();
       std::string fresh = "m" + std::to_string(conn_->next_name_++);
       PGresult* r = PQprepare(c, fresh.c_str(), sql_.c_str(), static_cast<int>(n), types.data());
       if (PQresultStatus(r) != PGRES_COMMAND_OK) {
@@ -509,6 +511,7 @@ Status Statement::Execute(bool later) {
                             conn_->RunEnveloped(probe, *name, static_cast<int>(n), values.data(),
                                                 lengths.data(), formats.data()));
   } else {
+    conn_->Drain();
     result_ = PQexecPrepared(c, name->c_str(), static_cast<int>(n), values.data(), lengths.data(),
                              formats.data(), /*resultFormat=*/1);
   }
@@ -920,7 +923,9 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
   std::vector<Later> sets = std::move(later_);
   later_.clear();
   if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
-  if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  // A COMMIT on its way (CommitAsync) is in pipeline mode already: this goes after it.
+  const bool after_commit = commit_pending_;
+  if (!after_commit && !PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
   envelope_sent_ = true;
   bool sent =
       PQsendQueryParams(conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, nullptr, nullptr,
@@ -931,6 +936,7 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
       (!envelope_commit_ ||
        PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0)) &&
       PQpipelineSync(conn_);
+  if (after_commit) sent = ReadPendingCommit() && sent;
   // BEGIN, the SETs, the probe, the statement, COMMIT.
   std::vector<pg_result*> all(1 + sets.size() + (envelope_commit_ ? 3 : 2), nullptr);
   Status st = EndPipeline(sent, all.size(), all.data());
@@ -978,12 +984,38 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
 void Connection::CommitAsync() {
   Drain();
   if (Status st = Flush(); !st.ok() && later_error_.ok()) later_error_ = st;
-  if (PQsendQuery(conn_, "COMMIT")) commit_pending_ = true;
+  // In pipeline mode, so that the next command that pipelines (RunEnveloped,
+  // RunAfterLater) goes out after it and reads its answer first, without waiting for it
+  // on its own.
+  if (!PQenterPipelineMode(conn_)) {
+    PQclear(PQexec(conn_, "COMMIT"));
+    return;
+  }
+  // (When a send fails, Drain still reads what there is and leaves pipeline mode.)
+  commit_pending_ = true;
+  if (PQsendQueryParams(conn_, "COMMIT", 0, nullptr, nullptr, nullptr, nullptr, 0))
+    PQpipelineSync(conn_);
+}
+
+bool Connection::ReadPendingCommit() const {
+  commit_pending_ = false;
+  PGresult* r = PQgetResult(conn_);
+  if (!r) return false;
+  // A COMMIT that failed (cancelled by an interrupt meant for a statement after it) undid
+  // the transaction's SETs.
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) server_timeout_known_ = false;
+  PQclear(r);
+  while (PGresult* extra = PQgetResult(conn_)) PQclear(extra);
+  PGresult* sync = PQgetResult(conn_);
+  const bool synced = sync && PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+  if (sync) PQclear(sync);
+  return synced;
 }
 
 void Connection::Drain() const {
-  if (!std::exchange(commit_pending_, false)) return;
-  while (PGresult* r = PQgetResult(conn_)) PQclear(r);
+  if (!commit_pending_) return;
+  (void)ReadPendingCommit();
+  PQexitPipelineMode(conn_);
   // A COMMIT that did not end the transaction (cancelled by an interrupt meant for the
   // statement after it): rolled back, so the next command starts outside one.
   const PGTransactionStatusType t = PQtransactionStatus(conn_);
@@ -994,9 +1026,11 @@ void Connection::Drain() const {
 }
 
 bool Connection::InTransaction() const {
-  Drain();
   // Waiting statements run in a transaction (or begin one); a SET waits outside one too.
   if (AnyWrites(later_)) return true;
+  // A COMMIT on its way (CommitAsync) ends the transaction (Drain rolls back one it did
+  // not end).
+  if (commit_pending_) return false;
   PGTransactionStatusType t = PQtransactionStatus(conn_);
   return t == PQTRANS_INTRANS || t == PQTRANS_INERROR || t == PQTRANS_ACTIVE;
 }
@@ -1018,11 +1052,13 @@ Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
                                              const int* formats) {
   std::vector<Later> batch = std::move(later_);
   later_.clear();
-  if (!PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  const bool after_commit = commit_pending_;  // (as in RunEnveloped)
+  if (!after_commit && !PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
   bool sent = SendLater(batch);
   if (name)
     sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, values, lengths, formats, 1);
   sent = sent && PQpipelineSync(conn_);
+  if (after_commit) sent = ReadPendingCommit() && sent;
   std::vector<pg_result*> results(batch.size() + (name ? 1 : 0), nullptr);
   Status st = EndPipeline(sent, results.size(), results.data());
   for (size_t i = 0; st.ok() && i < batch.size(); ++i) {

@@ -193,8 +193,9 @@ class Connection {
     envelope_ = nullptr;
     return std::exchange(envelope_sent_, false);
   }
-  // Sends COMMIT without waiting for its answer, which the connection reads before its
-  // next command: for a read-only transaction, whose COMMIT has nothing to report to the
+  // Sends COMMIT without waiting for its answer, which the connection reads with its next
+  // command (in that command's pipeline when it has one: RunEnveloped, RunAfterLater, else
+  // before it): for a read-only transaction, whose COMMIT has nothing to report to the
   // reader, this saves the round trip.
   void CommitAsync();
   // Statements executed on this connection so far (each Execute counts one).
@@ -250,8 +251,12 @@ class Connection {
   bool copy_failed_ = false;  // a CopyPut could not send its rows
   std::unordered_map<std::string, std::unique_ptr<Statement>> cache_;
   uint64_t next_name_ = 0;
-  // Reads the answer of a CommitAsync still on its way; every command starts with it.
+  // Reads the answer of a CommitAsync still on its way and leaves pipeline mode: every
+  // command that does not pipeline starts with it.
   void Drain() const;
+  // Reads the answer of the COMMIT a CommitAsync left in the pipeline (ahead of what was
+  // sent after it); false when the pipeline failed. Stays in pipeline mode.
+  bool ReadPendingCommit() const;
   bool closing_ = false;  // in the destructor: statements need not deallocate
   mutable bool commit_pending_ = false;
   Statement* envelope_ = nullptr;

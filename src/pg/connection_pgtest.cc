@@ -259,6 +259,90 @@ TEST_F(PgConnection, AnEnvelopedStatementRunsWithItsProbeInOneTransaction) {
   EXPECT_EQ(*n, 10);
 }
 
+// CommitAsync leaves its COMMIT in pipeline mode: the next command reads its answer, in
+// its own pipeline when it has one (an envelope, statements that waited) or before it runs
+// alone (a statement, Exec, a prepare, COPY). Whatever comes next, the COMMIT took effect
+// and the connection is outside a transaction after it.
+TEST_F(PgConnection, ACommitOnItsWayIsReadByWhateverCommandComesNext) {
+  ASSERT_TRUE(c_->Exec("CREATE TABLE t (i bigint)").ok());
+  auto probe = c_->Cached("SELECT 1");
+  ASSERT_TRUE(probe.ok());
+  auto count = c_->Cached("SELECT count(*) FROM t WHERE i >= ?1");
+  ASSERT_TRUE(count.ok());
+  for (int kind = 0; kind < 6; ++kind) {
+    SCOPED_TRACE("next command " + std::to_string(kind));
+    ASSERT_TRUE(c_->Exec("BEGIN").ok());
+    ASSERT_TRUE(c_->Exec("INSERT INTO t VALUES (" + std::to_string(100 + kind) + ")").ok());
+    c_->CommitAsync();
+    EXPECT_FALSE(c_->InTransaction());
+    int64_t seen = -1;
+    switch (kind) {
+      case 0: {  // an envelope with its COMMIT: one pipeline after the pending one
+        c_->ArmEnvelope(&**probe, /*commit=*/true);
+        (*count)->BindInt(1, 100);
+        auto row = (*count)->Step();
+        ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+        seen = (*count)->ColumnInt(0);
+        EXPECT_TRUE(c_->DisarmEnvelope());
+        (*count)->Reset();
+        (*probe)->Reset();
+        break;
+      }
+      case 1: {  // a statement alone
+        (*count)->BindInt(1, 100);
+        auto row = (*count)->Step();
+        ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+        seen = (*count)->ColumnInt(0);
+        (*count)->Reset();
+        break;
+      }
+      case 2: {  // Exec
+        ASSERT_TRUE(c_->Exec("SELECT 1").ok());
+        break;
+      }
+      case 3: {  // a statement prepared now
+        auto fresh = c_->QueryInt(
+            "SELECT count(*) + 0 * " + std::to_string(kind) + " FROM t WHERE i >= 100", -1);
+        ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+        seen = *fresh;
+        break;
+      }
+      case 4: {  // statements that wait, then one that needs an answer: one pipeline
+        auto begin = c_->Cached("BEGIN");
+        ASSERT_TRUE(begin.ok() && (*begin)->RunLater().ok());
+        auto insert = c_->Cached("INSERT INTO t VALUES (?1)");
+        ASSERT_TRUE(insert.ok());
+        (*insert)->BindInt(1, 1);
+        ASSERT_TRUE((*insert)->RunLater().ok());
+        (*count)->BindInt(1, 100);
+        auto row = (*count)->Step();
+        ASSERT_TRUE(row.ok() && *row) << row.status().ToString();
+        seen = (*count)->ColumnInt(0);
+        (*count)->Reset();
+        EXPECT_TRUE(c_->InTransaction());
+        ASSERT_TRUE(c_->Exec("COMMIT").ok());
+        break;
+      }
+      case 5: {  // COPY
+        auto copied = c_->CopyIn("COPY t (i) FROM STDIN", "2\n");
+        ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+        EXPECT_EQ(*copied, 1);
+        break;
+      }
+    }
+    if (seen >= 0) {
+      EXPECT_EQ(seen, kind + 1);
+    }
+    EXPECT_FALSE(c_->InTransaction());
+    auto n = c_->QueryInt("SELECT count(*) FROM t WHERE i >= 100", -1);
+    ASSERT_TRUE(n.ok()) << n.status().ToString();
+    EXPECT_EQ(*n, kind + 1);
+  }
+  auto small = c_->QueryInt("SELECT count(*) FROM t WHERE i < 100", -1);
+  ASSERT_TRUE(small.ok());
+  EXPECT_EQ(*small, 2);  // the waiting INSERT's and the COPY's
+}
+
 TEST_F(PgConnection, NumericResultsReadAsIntegersOrDoubles) {
   auto st = c_->Cached(
       "SELECT sum(x), avg(x), 12345678901234567::numeric, -0.5::numeric FROM "
