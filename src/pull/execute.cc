@@ -270,7 +270,8 @@ class Executor {
            const CheckFn& check)
       : c_(c), schema_(schema), view_(view), check_(check) {}
 
-  Result<std::vector<edn::Value>> Run(const Pattern& pattern, const std::vector<Entid>& eids) {
+  Result<std::vector<edn::Value>> Run(const Pattern& pattern, const std::vector<Entid>& eids,
+                                      const std::vector<ForwardDatom>* first_level) {
     std::unordered_map<Entid, size_t> root_of;
     std::vector<size_t> roots, level;
     for (Entid e : eids) {
@@ -285,7 +286,15 @@ class Executor {
       if (depth > kMaxPullLevels) return TooDeep(level);
       if (check_) MENTAT_RETURN_IF_ERROR(check_());
       std::vector<size_t> next;
-      MENTAT_RETURN_IF_ERROR(RunLevel(level, &next));
+      if (depth == 0 && first_level) {
+        // The roots' datoms, read already: their forward rows for the one pattern.
+        std::vector<Row> rows;
+        rows.reserve(first_level->size());
+        for (const ForwardDatom& d : *first_level) rows.push_back(Row{d.e, d.a, d.v});
+        MENTAT_RETURN_IF_ERROR(RunGroup(pattern, level, &next, &rows));
+      } else {
+        MENTAT_RETURN_IF_ERROR(RunLevel(level, &next));
+      }
       level = std::move(next);
     }
     std::vector<edn::Value> values = Assemble();
@@ -695,21 +704,24 @@ Result<std::optional<edn::Value>> PullOneWildcard(storage::Connection* c, const 
 
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const Pattern& pattern,
-                                         const std::vector<Entid>& eids, const CheckFn& check) {
+                                         const std::vector<Entid>& eids, const CheckFn& check,
+                                         const std::vector<ForwardDatom>* first_level) {
   if (view.history) return Status::Unsupported("pull is not supported on a history database");
-  if (eids.size() == 1 && pattern.wildcard && pattern.specs.empty() && !view.as_of && !view.since) {
+  if (eids.size() == 1 && pattern.wildcard && pattern.specs.empty() && !view.as_of && !view.since &&
+      !first_level) {
     if (check) MENTAT_RETURN_IF_ERROR(check());
     MENTAT_ASSIGN_OR_RETURN(auto one, PullOneWildcard(c, schema, pattern, eids[0]));
     if (one) return std::vector<edn::Value>{std::move(*one)};
   }
-  return Executor(c, schema, view, check).Run(pattern, eids);
+  return Executor(c, schema, view, check).Run(pattern, eids, first_level);
 }
 
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const edn::Value& pattern,
-                                         const std::vector<Entid>& eids, const CheckFn& check) {
+                                         const std::vector<Entid>& eids, const CheckFn& check,
+                                         const std::vector<ForwardDatom>* first_level) {
   MENTAT_ASSIGN_OR_RETURN(auto p, ParsePattern(schema, pattern));
-  return PullMany(c, schema, view, *p, eids, check);
+  return PullMany(c, schema, view, *p, eids, check, first_level);
 }
 
 Result<std::optional<Entid>> ResolveEntity(storage::Connection* c, const Schema& schema,

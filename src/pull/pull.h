@@ -75,18 +75,30 @@ inline constexpr int kMaxPullLevels = 2000;
 // status stops the pull and is returned (the query engine's interrupt and timeout).
 using CheckFn = std::function<Status()>;
 
+// A datom of an entity to pull, read before the pull: (e, a, v), v decoded.
+struct ForwardDatom {
+  Entid e = 0;
+  Entid a = 0;
+  edn::Value v;
+};
+
 // Pulls `pattern` for each of `eids`, in order (duplicates allowed): one value per entity,
 // a map, or nil when the pattern matched nothing. `view` must not be a history view
-// (kUnsupported). REQUIRES: `c` is inside a read transaction and `schema` matches it.
+// (kUnsupported). With `first_level`, every datom of `view` of every one of `eids`
+// (already read, in (e, a, v) order: the query's statement read them, query pass
+// pull_in_query): the first level reads them instead of a statement of its own.
+// REQUIRES: `c` is inside a read transaction and `schema` matches it.
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const Pattern& pattern,
                                          const std::vector<Entid>& eids,
-                                         const CheckFn& check = nullptr);
+                                         const CheckFn& check = nullptr,
+                                         const std::vector<ForwardDatom>* first_level = nullptr);
 // Same, parsing `pattern` first (the entry point for `(pull ?e pattern)` in :find).
 Result<std::vector<edn::Value>> PullMany(storage::Connection* c, const Schema& schema,
                                          const ResolvedView& view, const edn::Value& pattern,
                                          const std::vector<Entid>& eids,
-                                         const CheckFn& check = nullptr);
+                                         const CheckFn& check = nullptr,
+                                         const std::vector<ForwardDatom>* first_level = nullptr);
 
 // Resolves an entity identifier in `view`: an entity id, an ident keyword, or a lookup ref
 // [:unique/attr value]. std::nullopt when an ident or lookup ref names nothing.

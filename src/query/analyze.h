@@ -156,6 +156,11 @@ struct Compiled {
   bool distinct = true;                     // the SQL removes duplicate rows
   int limit_slot = -1, offset_slot = -1;
   std::optional<int64_t> limit, offset;
+  // pull_in_query: the find element whose entity's datoms the statement reads too, each
+  // of its rows one datom (a, v) in columns pull_col and pull_col + 1 (NULL when the
+  // entity has none); -1 when the statement does not.
+  int pull_elem = -1;
+  int pull_col = -1;
   std::vector<std::string> order_text;   // explain: the chosen join order
   std::vector<Entid> cached_attrs;       // read through mentat_cached (ExecContext)
   std::vector<PassReport> pass_reports;  // explain: what each optimizer pass did to main
@@ -412,6 +417,11 @@ void BuildCte(Compiled* out, Stratum* st, int width);
 // statement, out->sql reading their relations from there. Returns what it did, or nullopt
 // (nothing changed).
 std::optional<std::string> ReadRulesInQuery(Compiled* out);
+// The pull_in_query pass (pull_in_query.cc): when the dialect wants it
+// (Dialect::PullInQuery), a scalar or tuple find that pulls one entity reads the entity's
+// datoms in out->sql too (Compiled::pull_elem). Returns what it did, or nullopt.
+std::optional<std::string> ReadPullInQuery(Compiled* out, const ParsedQuery& q,
+                                           const AnalyzeEnv& env);
 int CountArms(const Unit& unit, int block);
 // Describes the join order of a block for explain.
 std::vector<std::string> DescribeOrder(const Unit& unit, int block);

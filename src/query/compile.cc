@@ -820,6 +820,11 @@ Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
       if (auto change = ReadRulesInQuery(out.get()))
         for (PassReport& rep : out->pass_reports)
           if (rep.name == "rules_in_query") rep.changes.push_back(*change);
+    if (PassEnabled("pull_in_query", env.use_planner, env.disabled_passes) &&
+        env.dialect->PullInQuery())
+      if (auto change = ReadPullInQuery(out.get(), q, env))
+        for (PassReport& rep : out->pass_reports)
+          if (rep.name == "pull_in_query") rep.changes.push_back(*change);
     out->order_text = DescribeOrder(out->main, 0);
     out->built = std::chrono::steady_clock::now();
     return out;

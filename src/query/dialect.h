@@ -65,6 +65,10 @@ class Dialect {
   // (PostgreSQL's JSON). SQLite's relations stay in process, and its relation table tells
   // its planner their exact size.
   virtual bool RulesInQuery() const { return false; }
+  // Whether a scalar or tuple find that pulls should read the pulled entity's datoms in
+  // its own statement (the pull_in_query pass), for the same engine: the pull's first
+  // level is then no statement of its own.
+  virtual bool PullInQuery() const { return false; }
   // sum or avg (`fn`) of numbers `x` (a long, double or float column) in SQL: avg a
   // double, sum the engine's exact number.
   virtual std::string NumberAggregate(const std::string& fn, const std::string& x) const {

@@ -65,6 +65,7 @@ class Pg : public Dialect {
   bool NamedOrderIsExpression() const override { return true; }
   bool SingleRecursiveReference() const override { return true; }
   bool RulesInQuery() const override { return true; }
+  bool PullInQuery() const override { return true; }
   // The built-in aggregates over mentat_num (inlined: a jsonb number as numeric, anything
   // else NULL), not the store's sum(jsonb) and avg(jsonb), SQL functions called per row
   // that keep the plan serial: the same numbers, a parallel plan. avg is the exact sum as

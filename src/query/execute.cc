@@ -407,10 +407,28 @@ Result<QueryResult> Execution::Run() {
   // transaction, which the pulls of Project share (StoreImpl::Read, ReadKind::kAutocommit).
   const bool first_row = !cpp && (q_.find_kind == ParsedQuery::FindKind::kScalar ||
                                   q_.find_kind == ParsedQuery::FindKind::kTuple);
+  // pull_in_query: each row of the one result is a datom of its pulled entity.
+  const bool pulled = first_row && c_.pull_elem >= 0;
+  pulled_.clear();
+  pulled_read_ = pulled;
+  Entid last_a = -1;
+  ValueType last_type = ValueType::kLong;
   for (;;) {
     auto step = st->Step();
     if (!step.ok()) return intr_.Translate(step.status());
     if (!*step) break;
+    if (pulled && st->ColumnType(c_.pull_col) != SQLITE_NULL) {
+      const Entid a = st->ColumnInt(c_.pull_col);
+      if (a != last_a) {
+        const Attribute* attr = ctx_.schema->attribute(a);
+        last_type = attr ? attr->type : ValueType::kLong;
+        last_a = a;
+      }
+      const OutCol& e = c_.find[static_cast<size_t>(c_.pull_elem)].out;
+      pulled_.push_back(PulledDatom{st->ColumnInt(e.col), a,
+                                    schema::ColumnValue(*st, c_.pull_col + 1, last_type)});
+    }
+    if (pulled && !rows.empty()) continue;
     std::vector<edn::Value> row;
     if (cpp) {
       row.reserve(c_.row_vars.size());
@@ -420,7 +438,7 @@ Result<QueryResult> Execution::Run() {
       for (const ProjElem& pe : c_.find) row.push_back(Decode(*st, pe.out));
     }
     rows.push_back(std::move(row));
-    if (first_row) break;
+    if (first_row && !pulled) break;
     if ((rows.size() & 4095) == 0) MENTAT_RETURN_IF_ERROR(intr_.Check());
   }
   return Project(std::move(rows));

@@ -97,6 +97,9 @@ class Execution {
   std::vector<std::unique_ptr<Relation>> input_rels_;  // per RelSpec (inputs, constants)
   std::vector<std::unique_ptr<Relation>> rule_full_;   // per RuleRel
   std::vector<const Relation*> main_rels_;
+  // The datoms of the pulled entity the statement read (Compiled::pull_elem), for Pull.
+  std::vector<PulledDatom> pulled_;
+  bool pulled_read_ = false;
 };
 
 // C++ aggregation (project.cc).

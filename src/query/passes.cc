@@ -142,6 +142,10 @@ const std::vector<Pass>& OptimizerPasses() {
        "on PostgreSQL, such statements read by the query's own statement from its WITH clause "
        "(off: their rows go back to the server as relation parameters)",
        true, false, RunsInCompile},
+      {"pull_in_query",
+       "on PostgreSQL, a scalar or tuple find's pull of one entity reads the entity's datoms in "
+       "the query's statement (off: the pull's first level is a statement of its own)",
+       false, false, RunsInCompile},
       {"as_of_probes", "as-of values of found entities read by one scalar subquery", true, true,
        AsOfProbes},
       {"attribute_cache", "values of found entities read from attribute caches", false, true,

@@ -34,6 +34,10 @@
 //                   WITH clause of the query's statement, which reads their relations
 //                   there (rules_in_query.cc); disabled, their rows come back to the
 //                   client and go out again as relation parameters
+//   pull_in_query   on such an engine, a scalar or tuple find that pulls one entity reads
+//                   that entity's datoms in the query's statement (LEFT JOIN LATERAL),
+//                   and the pull's first level takes them (pull_in_query.cc); disabled,
+//                   the first level is a statement of its own
 //   as_of_probes    an as-of pattern of a cardinality-one attribute whose entity is found
 //                   reads its value at t as one scalar subquery (plan.cc)
 //   attribute_cache a pattern whose entity is found reads a cached attribute from memory

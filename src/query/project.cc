@@ -193,8 +193,11 @@ Status Execution::Pull(std::vector<std::vector<edn::Value>>* rows) {
         where.push_back(r);
       }
       if (eids.empty()) continue;
+      const bool read = pulled_read_ && static_cast<int>(i) == c_.pull_elem;
       MENTAT_ASSIGN_OR_RETURN(
-          auto pulled, ctx_.pull_many(view, pattern, eids, [this] { return intr_.Check(); }));
+          auto pulled,
+          ctx_.pull_many(
+              view, pattern, eids, [this] { return intr_.Check(); }, read ? &pulled_ : nullptr));
       if (pulled.size() != eids.size()) return Status::Internal("pull returned the wrong count");
       for (size_t k = 0; k < where.size(); ++k) (*rows)[where[k]][i] = std::move(pulled[k]);
       continue;

@@ -37,6 +37,14 @@ struct DbView {
 
 class Dialect;  // query/dialect.h
 
+// A datom of an entity to pull, decoded, read by the query's statement (ExecContext::
+// pull_many).
+struct PulledDatom {
+  Entid e = 0;
+  Entid a = 0;
+  edn::Value v;
+};
+
 struct ExecContext {
   // Leased to this thread and already inside a read transaction (BEGIN), so every
   // statement of one query sees one snapshot.
@@ -71,9 +79,11 @@ struct ExecContext {
   // bounded number of SQL statements per pattern level, whatever the number of rows).
   // `check` returns non-OK once the query is interrupted or timed out; the hook calls it
   // now and then and stops with its status.
-  std::function<Result<std::vector<edn::Value>>(const DbView&, const edn::Value& pattern,
-                                                const std::vector<Entid>& eids,
-                                                const std::function<Status()>& check)>
+  // `datoms`, when not null: every datom of the entities (in (e, a, v) order), which the
+  // query's statement read (pass pull_in_query), for the pull's first level.
+  std::function<Result<std::vector<edn::Value>>(
+      const DbView&, const edn::Value& pattern, const std::vector<Entid>& eids,
+      const std::function<Status()>& check, const std::vector<PulledDatom>* datoms)>
       pull_many;
 };
 

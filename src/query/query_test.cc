@@ -153,7 +153,8 @@ TEST_F(EngineTest, PullFindElementsGoThroughTheHook) {
   std::vector<size_t> batches;
   auto many = [&](ExecContext& ctx) {
     ctx.pull_many = [&](const DbView&, const edn::Value&, const std::vector<Entid>& eids,
-                        const std::function<Status()>&) -> Result<std::vector<edn::Value>> {
+                        const std::function<Status()>&,
+                        const std::vector<PulledDatom>*) -> Result<std::vector<edn::Value>> {
       batches.push_back(eids.size());
       std::vector<edn::Value> out;
       for (Entid e : eids) out.push_back(edn::Value::Int(-e));

@@ -77,15 +77,20 @@ Result<std::shared_ptr<const pull::Pattern>> PullPattern(StoreImpl::Conn* c,
 
 // The pull hook of an ExecContext, for queries with (pull ?e pattern) in :find.
 void MakePullHook(StoreImpl::Conn* c, query::ExecContext* ctx) {
-  ctx->pull_many = [c](const query::DbView& v, const edn::Value& pattern,
-                       const std::vector<Entid>& eids,
-                       const std::function<Status()>& check) -> Result<std::vector<edn::Value>> {
+  ctx->pull_many =
+      [c](const query::DbView& v, const edn::Value& pattern, const std::vector<Entid>& eids,
+          const std::function<Status()>& check,
+          const std::vector<query::PulledDatom>* datoms) -> Result<std::vector<edn::Value>> {
     MENTAT_ASSIGN_OR_RETURN(auto parsed, PullPattern(c, pattern));
     ResolvedView rv;
     rv.as_of = v.as_of;
     rv.since = v.since;
     rv.history = false;  // pull reads the entity as of the view's time bounds
-    return pull::PullMany(c->db.get(), *c->schema, rv, *parsed, eids, check);
+    if (!datoms) return pull::PullMany(c->db.get(), *c->schema, rv, *parsed, eids, check);
+    std::vector<pull::ForwardDatom> first;
+    first.reserve(datoms->size());
+    for (const query::PulledDatom& d : *datoms) first.push_back({d.e, d.a, d.v});
+    return pull::PullMany(c->db.get(), *c->schema, rv, *parsed, eids, check, &first);
   };
 }
 

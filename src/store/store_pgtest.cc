@@ -210,6 +210,84 @@ TEST_F(StorePg, AQueryOnADbValueIsOneStatementAndReadsAsOfItsBasis) {
   EXPECT_EQ(answer(now.as_of(TxPoint::Tx(*now.basis() + 5))), "20");
 }
 
+// A scalar or tuple find that pulls one entity reads the entity's datoms in the query's
+// statement (pass pull_in_query): the same results as with the pass off, for patterns that
+// read beyond the first level too (nested, reverse, components, limits, defaults), and one
+// statement where the pattern needs nothing beyond the entity's own datoms.
+TEST_F(StorePg, APullOfOneEntityReadsItsDatomsInTheQuerysStatement) {
+  auto s = Open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->transact("[{:db/ident :p/name :db/valueType :db.type/string :db/cardinality "
+                          ":db.cardinality/one :db/unique :db.unique/identity} "
+                          "{:db/ident :p/age :db/valueType :db.type/long :db/cardinality "
+                          ":db.cardinality/one} "
+                          "{:db/ident :p/tag :db/valueType :db.type/keyword :db/cardinality "
+                          ":db.cardinality/many} "
+                          "{:db/ident :p/friend :db/valueType :db.type/ref :db/cardinality "
+                          ":db.cardinality/many} "
+                          "{:db/ident :p/addr :db/valueType :db.type/ref :db/cardinality "
+                          ":db.cardinality/one :db/isComponent true} "
+                          "{:db/ident :a/city :db/valueType :db.type/string :db/cardinality "
+                          ":db.cardinality/one}]")
+                  .ok());
+  ASSERT_TRUE(s->transact("[{:db/id \"a\" :p/name \"ann\" :p/age 40 :p/tag [:x :y :z] "
+                          ":p/friend [\"b\" \"c\"] :p/addr {:a/city \"Oslo\"}} "
+                          "{:db/id \"b\" :p/name \"bob\" :p/friend [\"a\"]} "
+                          "{:db/id \"c\" :p/name \"cy\"}]")
+                  .ok());
+  const std::vector<std::string> queries = {
+      "[:find (pull ?e [*]) . :in $ ?n :where [?e :p/name ?n]]",
+      "[:find (pull ?e [:p/age :db/id]) . :in $ ?n :where [?e :p/name ?n]]",
+      "[:find (pull ?e [:p/name {:p/friend [:p/name {:p/friend [:p/name]}]}]) . :in $ ?n "
+      ":where [?e :p/name ?n]]",
+      "[:find (pull ?e [:p/name :p/_friend]) . :in $ ?n :where [?e :p/name ?n]]",
+      "[:find (pull ?e [(:p/tag :limit 2) (:p/age :default 0) :p/addr]) . :in $ ?n :where "
+      "[?e :p/name ?n]]",
+      "[:find [?n (pull ?e [*])] :in $ ?n :where [?e :p/name ?n]]",
+      "[:find (pull ?f [:p/name]) . :in $ ?n :where [?e :p/name ?n] [?e :p/friend ?f] "
+      "[?f :p/name \"cy\"]]",
+      "[:find (pull ?e [*]) . :in $ ?n :where [?e :p/name ?n] [?e :p/age 99]]",
+  };
+  for (const char* name : {"ann", "bob", "cy", "nobody"}) {
+    for (const std::string& q : queries) {
+      SCOPED_TRACE(q + " with " + std::string(name));
+      QueryOptions on;
+      on.inputs.emplace_back(edn::Value::String(name));
+      QueryOptions off = on;
+      off.disabled_passes = {"pull_in_query"};
+      auto a = s->q(q, on);
+      auto b = s->q(q, off);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      EXPECT_EQ(edn::Print(a->ToEdn()), edn::Print(b->ToEdn()));
+      auto plan = s->q_explain(q, on);
+      ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+      EXPECT_NE(plan->find("LEFT JOIN LATERAL"), std::string::npos) << *plan;
+    }
+  }
+  // The wildcard pull of an entity without components: the query's one statement, or two
+  // with the pass off.
+  QueryOptions on;
+  on.inputs.emplace_back(edn::Value::String("bob"));
+  QueryOptions off = on;
+  off.disabled_passes = {"pull_in_query"};
+  const std::string& q = queries[0];
+  ASSERT_TRUE(s->q(q, on).ok() && s->q(q, off).ok());  // (prepares the statements)
+  uint64_t before = Executions(s.get());
+  auto a = s->q(q, on);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(Executions(s.get()), before + 1);
+  EXPECT_NE(edn::Print(a->ToEdn()).find(":p/name \"bob\""), std::string::npos)
+      << edn::Print(a->ToEdn());
+  before = Executions(s.get());
+  ASSERT_TRUE(s->q(q, off).ok());
+  EXPECT_EQ(Executions(s.get()), before + 2);
+  // Not for a relation find, nor as of a point (the pull's own statement keeps its view).
+  auto many = s->q_explain("[:find (pull ?e [*]) :where [?e :p/name]]");
+  ASSERT_TRUE(many.ok());
+  EXPECT_EQ(many->find("LEFT JOIN LATERAL"), std::string::npos) << *many;
+}
+
 TEST_F(StorePg, WritersOnSeparateConnectionsNeverShareAnId) {
   {
     auto s = Open();
