@@ -125,6 +125,11 @@ class Sqlite : public Dialect {
         return Function("substr", a);
       case Fn::kInstr:
         return Function("instr", a);
+      case Fn::kStartsWith:  // the prefix as long as b, compared with it
+        return Call(
+            Fn::kEq,
+            {Call(Fn::kSubstr, {arg(0), "1", a.size() > 2 ? arg(2) : Call(Fn::kLength, {arg(1)})}),
+             arg(1)});
       case Fn::kTrim:
         return Function("trim", a);
       case Fn::kCoalesce:

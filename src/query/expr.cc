@@ -66,6 +66,8 @@ const char* FnName(Fn fn) {
       return "substr";
     case Fn::kInstr:
       return "instr";
+    case Fn::kStartsWith:
+      return "starts-with?";
     case Fn::kTrim:
       return "trim";
     case Fn::kCoalesce:

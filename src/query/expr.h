@@ -51,12 +51,13 @@ enum class Fn : unsigned char {
   kIsReal,  // whether a dynamic value is stored as an integer / real
   kAbs,
   kMax,
-  kMin,       // abs(a); the largest / smallest of a, b, ...
-  kLength,    // characters of a string
-  kSubstr,    // substr(s, from 1-based [, count]); negative from counts back
-  kInstr,     // 1-based position of b in a, 0 when absent
-  kTrim,      // a without leading and trailing spaces
-  kCoalesce,  // the first non-NULL of a, b, ...
+  kMin,         // abs(a); the largest / smallest of a, b, ...
+  kLength,      // characters of a string
+  kSubstr,      // substr(s, from 1-based [, count]); negative from counts back
+  kInstr,       // 1-based position of b in a, 0 when absent
+  kStartsWith,  // whether a begins with b; a third argument, when given, is b's length
+  kTrim,        // a without leading and trailing spaces
+  kCoalesce,    // the first non-NULL of a, b, ...
   // The engine's own functions (query/sql_functions.cc for SQLite):
   kStr,             // a value as Clojure's str prints it
   kFmtInst,         // an instant as its ISO-8601 text

@@ -466,13 +466,15 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
       int64_t chars = 0;  // characters, as SQL's length counts them
       for (unsigned char ch : lit) chars += (ch & 0xC0) != 0x80;
       if (chars == 0) return result(kTrue, VT::kBoolean, xs, false);
-      Expr part = fn == "starts-with?" ? Expr::Call(Fn::kSubstr, {a, "1", std::to_string(chars)})
-                                       : Expr::Call(Fn::kSubstr, {a, std::to_string(-chars)});
+      if (fn == "starts-with?")
+        return result(Expr::Call(Fn::kStartsWith, {a, b, std::to_string(chars)}), VT::kBoolean, xs,
+                      false);
+      Expr part = Expr::Call(Fn::kSubstr, {a, std::to_string(-chars)});
       return result(Expr::Call(Fn::kEq, {part, b}), VT::kBoolean, xs, false);
     }
     const Expr len_a = Expr::Call(Fn::kLength, {a}), len_b = Expr::Call(Fn::kLength, {b});
     Expr sql =
-        fn == "starts-with?" ? Expr::Call(Fn::kEq, {Expr::Call(Fn::kSubstr, {a, "1", len_b}), b})
+        fn == "starts-with?" ? Expr::Call(Fn::kStartsWith, {a, b})
         : fn == "ends-with?"
             ? "(" +
                   Expr::Call(
