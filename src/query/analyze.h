@@ -409,6 +409,10 @@ bool CteEligible(const Compiled& out, const Stratum& st);
 std::optional<std::string> PushCountBelowJoin(Unit* unit, const AnalyzeEnv& env,
                                               const std::string& var, Expr* count_col,
                                               Expr* extra_col);
+// `oc` as read by an outer SELECT from a subquery whose columns are named c0, c1, ...
+// (`qualifier` before each name, "" or "alias."): their names appended to `outer`, the
+// result's columns numbered in it.
+OutCol ReadByName(const OutCol& oc, const std::string& qualifier, std::vector<std::string>* outer);
 // Writes Stratum::cte_sql and its parameter layout from the units' SQL.
 void BuildCte(Compiled* out, Stratum* st, int width);
 // The rules_in_query pass (rules_in_query.cc): when the dialect wants it

@@ -114,20 +114,6 @@ void CollectCols(const OutCol& oc, std::vector<int>* out) {
   for (const auto& p : oc.parts) CollectCols(p, out);
 }
 
-OutCol Remap(const OutCol& oc, std::vector<std::string>* outer) {
-  OutCol r = oc;
-  if (oc.col >= 0) {
-    r.col = static_cast<int>(outer->size());
-    outer->push_back("c" + std::to_string(oc.col));
-  }
-  if (oc.attr_col >= 0) {
-    r.attr_col = static_cast<int>(outer->size());
-    outer->push_back("c" + std::to_string(oc.attr_col));
-  }
-  for (size_t i = 0; i < oc.parts.size(); ++i) r.parts[i] = Remap(oc.parts[i], outer);
-  return r;
-}
-
 int FirstCol(const OutCol& oc) {
   if (oc.col >= 0) return oc.col;
   return oc.parts.empty() ? 0 : FirstCol(oc.parts[0]);
@@ -576,7 +562,7 @@ Status CompileProjection(const ParsedQuery& q, Analyzer& a, const Analyzer::Scop
       std::vector<int> cs;
       CollectCols(pe.out, &cs);
       for (int c : cs) group.push_back("c" + std::to_string(c));
-      pe.out = Remap(pe.out, &outer);
+      pe.out = ReadByName(pe.out, "", &outer);
       continue;
     }
     std::string c = "c" + std::to_string(pe.out.col);
@@ -713,6 +699,21 @@ void BuildCteImpl(Compiled* out, Stratum* st, int width) {
 }  // namespace
 
 void BuildCte(Compiled* out, Stratum* st, int width) { BuildCteImpl(out, st, width); }
+
+OutCol ReadByName(const OutCol& oc, const std::string& qualifier, std::vector<std::string>* outer) {
+  OutCol r = oc;
+  if (oc.col >= 0) {
+    r.col = static_cast<int>(outer->size());
+    outer->push_back(qualifier + "c" + std::to_string(oc.col));
+  }
+  if (oc.attr_col >= 0) {
+    r.attr_col = static_cast<int>(outer->size());
+    outer->push_back(qualifier + "c" + std::to_string(oc.attr_col));
+  }
+  for (size_t i = 0; i < oc.parts.size(); ++i)
+    r.parts[i] = ReadByName(oc.parts[i], qualifier, outer);
+  return r;
+}
 
 Result<std::unique_ptr<Compiled>> Compile(const ParsedQuery& q, AnalyzeEnv base,
                                           const std::vector<size_t>& input_sizes) {

@@ -21,25 +21,6 @@
 
 namespace mentat::query {
 
-namespace {
-
-// `oc` read from the subquery mentat_q by column name, its columns appended to `outer`.
-OutCol ByName(const OutCol& oc, std::vector<std::string>* outer) {
-  OutCol r = oc;
-  if (oc.col >= 0) {
-    r.col = static_cast<int>(outer->size());
-    outer->push_back("mentat_q.c" + std::to_string(oc.col));
-  }
-  if (oc.attr_col >= 0) {
-    r.attr_col = static_cast<int>(outer->size());
-    outer->push_back("mentat_q.c" + std::to_string(oc.attr_col));
-  }
-  for (size_t i = 0; i < oc.parts.size(); ++i) r.parts[i] = ByName(oc.parts[i], outer);
-  return r;
-}
-
-}  // namespace
-
 std::optional<std::string> ReadPullInQuery(Compiled* out, const ParsedQuery& q,
                                            const AnalyzeEnv& env) {
   if (out->cpp_mode || out->limit_after_decode) return std::nullopt;
@@ -62,7 +43,7 @@ std::optional<std::string> ReadPullInQuery(Compiled* out, const ParsedQuery& q,
   // The find's columns by name from the subquery, then the datom's a and v.
   const std::string entity = "mentat_q.c" + std::to_string(pulled.out.col);
   std::vector<std::string> outer;
-  for (ProjElem& pe : out->find) pe.out = ByName(pe.out, &outer);
+  for (ProjElem& pe : out->find) pe.out = ReadByName(pe.out, "mentat_q.", &outer);
   out->pull_elem = elem;
   out->pull_col = static_cast<int>(outer.size());
   std::string list;
