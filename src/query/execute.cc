@@ -428,7 +428,10 @@ Result<QueryResult> Execution::Run() {
       pulled_.push_back(PulledDatom{st->ColumnInt(e.col), a,
                                     schema::ColumnValue(*st, c_.pull_col + 1, last_type)});
     }
-    if (pulled && !rows.empty()) continue;
+    if (pulled && !rows.empty()) {
+      if ((pulled_.size() & 4095) == 0) MENTAT_RETURN_IF_ERROR(intr_.Check());
+      continue;
+    }
     std::vector<edn::Value> row;
     if (cpp) {
       row.reserve(c_.row_vars.size());
