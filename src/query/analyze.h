@@ -267,6 +267,7 @@ class Analyzer {
     std::vector<VarBind> values;  // one, or the parts of a tuple
     bool nullable = false;        // drop rows where it is NULL
     int required_part = -1;       // drop rows where this part is NULL (re-find's match)
+    Expr test;                    // when not empty: the function as a predicate (re-find)
   };
   Status Pattern(const Clause& c, Scope* s);
   Result<FnValue> ScalarFunction(const Clause& c, const Scope& s);

@@ -125,6 +125,8 @@ class Sqlite : public Dialect {
         return Function("substr", a);
       case Fn::kInstr:
         return Function("instr", a);
+      case Fn::kReTest:  // the match re-find gives, not nil
+        return Call(Fn::kIsNotNull, {Call(Fn::kReFind, {arg(0), arg(1)})});
       case Fn::kStartsWith:  // the prefix as long as b, compared with it
         return Call(
             Fn::kEq,

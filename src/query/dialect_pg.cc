@@ -156,6 +156,8 @@ class Pg : public Dialect {
         return slice("mentat_substr");
       case Fn::kInstr:
         return "strpos(" + text(0) + ", " + text(1) + ")";
+      case Fn::kReTest:  // the engine's own match operator: no substring, no array
+        return "(" + text(1) + " ~ " + text(0) + ")";
       case Fn::kStartsWith:  // (the length is of no use here)
         return "starts_with(" + text(0) + ", " + text(1) + ")";
       case Fn::kTrim:

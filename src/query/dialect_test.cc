@@ -149,8 +149,9 @@ TEST_F(DialectTest, TheDialectSpellsEveryOperatorAndFunction) {
       "[:find ?n ?k :where [?x :n/name ?n] [(get-else $ ?x :n/k -1) ?k]]",
       "[:find ?n :where [?x :n/name ?n] [?x :n/k ?k] [(* ?k 2) ?d] [(> ?d 4)]]",
       "[:find ?n :where [?x :n/name ?n] [(ends-with? ?n \"9\")] [(count ?n) ?l] [(< ?l 3)]]",
-      "[:find ?n :where [?x :n/name ?n] [(ends-with? ?n ?n)]]",    // a suffix not constant
-      "[:find ?n :where [?x :n/name ?n] [(starts-with? ?n ?n)]]",  // a prefix not constant
+      "[:find ?n :where [?x :n/name ?n] [(ends-with? ?n ?n)]]",        // a suffix not constant
+      "[:find ?n :where [?x :n/name ?n] [(starts-with? ?n ?n)]]",      // a prefix not constant
+      "[:find ?n :where [?x :n/name ?n] [(re-find #\"^[a-c]\" ?n)]]",  // a predicate
   };
   std::set<Fn> called;
   for (const std::string& q : queries) {
@@ -161,8 +162,9 @@ TEST_F(DialectTest, TheDialectSpellsEveryOperatorAndFunction) {
     EXPECT_FALSE(plain_.called.empty()) << q;
     called.insert(plain_.called.begin(), plain_.called.end());
   }
-  for (Fn fn : {Fn::kNe, Fn::kStartsWith, Fn::kSubstr, Fn::kLength, Fn::kConcat, Fn::kCastText,
-                Fn::kReFind, Fn::kCoalesce, Fn::kMul, Fn::kGt, Fn::kLt, Fn::kEq, Fn::kAnd, Fn::kOr})
+  for (Fn fn :
+       {Fn::kNe, Fn::kStartsWith, Fn::kReTest, Fn::kSubstr, Fn::kLength, Fn::kConcat, Fn::kCastText,
+        Fn::kReFind, Fn::kCoalesce, Fn::kMul, Fn::kGt, Fn::kLt, Fn::kEq, Fn::kAnd, Fn::kOr})
     EXPECT_TRUE(called.count(fn)) << FnName(fn);
   auto ex = ExplainQ(queries[0], {}, Plain());
   ASSERT_TRUE(ex.ok()) << ex.status().ToString();

@@ -68,6 +68,8 @@ const char* FnName(Fn fn) {
       return "instr";
     case Fn::kStartsWith:
       return "starts-with?";
+    case Fn::kReTest:
+      return "re-find?";
     case Fn::kTrim:
       return "trim";
     case Fn::kCoalesce:

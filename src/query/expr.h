@@ -56,6 +56,7 @@ enum class Fn : unsigned char {
   kSubstr,      // substr(s, from 1-based [, count]); negative from counts back
   kInstr,       // 1-based position of b in a, 0 when absent
   kStartsWith,  // whether a begins with b; a third argument, when given, is b's length
+  kReTest,      // whether pattern a matches somewhere in b (re-find as a predicate)
   kTrim,        // a without leading and trailing spaces
   kCoalesce,    // the first non-NULL of a, b, ...
   // The engine's own functions (query/sql_functions.cc for SQLite):

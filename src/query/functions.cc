@@ -215,6 +215,10 @@ Status Analyzer::Predicate(const Clause& c, Scope* s) {
     }
   }
   MENTAT_ASSIGN_OR_RETURN(FnValue fv, ScalarFunction(c, *s));
+  if (!fv.test.empty()) {  // its own predicate form (re-find: whether it matches)
+    AddWhere(s, "(" + fv.test + ")");
+    return Status::OK();
+  }
   if (fv.required_part >= 0) {  // re-find with groups: true when it matches
     AddWhere(s, Expr::Call(Fn::kIsNotNull, {fv.values[static_cast<size_t>(fv.required_part)].sql}));
     return Status::OK();
@@ -517,10 +521,13 @@ Result<Analyzer::FnValue> Analyzer::ScalarFunction(const Clause& c, const Scope&
         fv.values.push_back(std::move(b));
       }
       fv.required_part = 0;
+      if (find) fv.test = Expr::Call(Fn::kReTest, {xs[0].sql, xs[1].sql});
       return fv;
     }
-    return result(Expr::Call(find ? Fn::kReFind : Fn::kReMatches, {xs[0].sql, xs[1].sql}),
-                  VT::kString, xs, true);
+    FnValue fv = result(Expr::Call(find ? Fn::kReFind : Fn::kReMatches, {xs[0].sql, xs[1].sql}),
+                        VT::kString, xs, true);
+    if (find) fv.test = Expr::Call(Fn::kReTest, {xs[0].sql, xs[1].sql});
+    return fv;
   }
   if (fn == "re-pattern") {  // patterns are strings: (re-find ?re ?s) takes either
     MENTAT_RETURN_IF_ERROR(arity(1, 1));
