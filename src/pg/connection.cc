@@ -923,9 +923,8 @@ Result<pg_result*> Connection::RunEnveloped(Statement* probe, const std::string&
   std::vector<Later> sets = std::move(later_);
   later_.clear();
   if (!probe->described_) MENTAT_RETURN_IF_ERROR(probe->Describe());
-  // A COMMIT on its way (CommitAsync) is in pipeline mode already: this goes after it.
-  const bool after_commit = commit_pending_;
-  if (!after_commit && !PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  bool after_commit;
+  MENTAT_RETURN_IF_ERROR(EnterPipeline(&after_commit));
   envelope_sent_ = true;
   bool sent =
       PQsendQueryParams(conn_, "BEGIN ISOLATION LEVEL REPEATABLE READ", 0, nullptr, nullptr,
@@ -997,6 +996,14 @@ void Connection::CommitAsync() {
     PQpipelineSync(conn_);
 }
 
+Status Connection::EnterPipeline(bool* after_commit) {
+  // A COMMIT on its way (CommitAsync) is in pipeline mode already: what follows goes
+  // after it.
+  *after_commit = commit_pending_;
+  if (!*after_commit && !PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  return Status::OK();
+}
+
 bool Connection::ReadPendingCommit() const {
   commit_pending_ = false;
   PGresult* r = PQgetResult(conn_);
@@ -1052,8 +1059,8 @@ Result<pg_result*> Connection::RunAfterLater(const std::string* name, int n,
                                              const int* formats) {
   std::vector<Later> batch = std::move(later_);
   later_.clear();
-  const bool after_commit = commit_pending_;  // (as in RunEnveloped)
-  if (!after_commit && !PQenterPipelineMode(conn_)) return Error("pipeline", nullptr);
+  bool after_commit;
+  MENTAT_RETURN_IF_ERROR(EnterPipeline(&after_commit));
   bool sent = SendLater(batch);
   if (name)
     sent = sent && PQsendQueryPrepared(conn_, name->c_str(), n, values, lengths, formats, 1);

@@ -254,6 +254,9 @@ class Connection {
   // Reads the answer of a CommitAsync still on its way and leaves pipeline mode: every
   // command that does not pipeline starts with it.
   void Drain() const;
+  // Enters pipeline mode, or stays in it after a CommitAsync (*after_commit: its answer is
+  // then read, ReadPendingCommit, once the pipeline's statements are sent).
+  Status EnterPipeline(bool* after_commit);
   // Reads the answer of the COMMIT a CommitAsync left in the pipeline (ahead of what was
   // sent after it); false when the pipeline failed. Stays in pipeline mode.
   bool ReadPendingCommit() const;

@@ -413,6 +413,7 @@ Result<QueryResult> Execution::Run() {
   pulled_read_ = pulled;
   Entid last_a = -1;
   ValueType last_type = ValueType::kLong;
+  const int entity_col = pulled ? c_.find[static_cast<size_t>(c_.pull_elem)].out.col : -1;
   for (;;) {
     auto step = st->Step();
     if (!step.ok()) return intr_.Translate(step.status());
@@ -424,8 +425,7 @@ Result<QueryResult> Execution::Run() {
         last_type = attr ? attr->type : ValueType::kLong;
         last_a = a;
       }
-      const OutCol& e = c_.find[static_cast<size_t>(c_.pull_elem)].out;
-      pulled_.push_back(PulledDatom{st->ColumnInt(e.col), a,
+      pulled_.push_back(PulledDatom{st->ColumnInt(entity_col), a,
                                     schema::ColumnValue(*st, c_.pull_col + 1, last_type)});
     }
     if (pulled && !rows.empty()) {

@@ -53,6 +53,13 @@ constexpr const char* kSchema =
     ":db.cardinality/one} "
     "{:db/ident :acct/batch :db/valueType :db.type/long :db/cardinality :db.cardinality/one}]";
 
+// kSchema and account 1 with balance 10, and the query of its balance.
+void SeedAccount(Store* s) {
+  ASSERT_TRUE(s->transact(kSchema).ok());
+  ASSERT_TRUE(s->transact("[{:acct/id 1 :acct/balance 10}]").ok());
+}
+constexpr const char* kBalanceOfOne = "[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]";
+
 TEST_F(StorePg, AStoreInASchemaKeepsItsDataAcrossOpens) {
   {
     auto s = Open();
@@ -147,9 +154,8 @@ TEST_F(StorePg, ASchemaChangedByAnotherStoreIsSeenByTheNextRead) {
   auto a = Open();
   auto b = Open();
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->transact(kSchema).ok());
-  ASSERT_TRUE(a->transact("[{:acct/id 1 :acct/balance 10}]").ok());
-  const char* q = "[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]";
+  ASSERT_NO_FATAL_FAILURE(SeedAccount(a.get()));
+  const char* q = kBalanceOfOne;
   auto warm = b->q(q);
   ASSERT_TRUE(warm.ok()) << warm.status().ToString();
   EXPECT_EQ(edn::Print(warm->ToEdn()), "10");
@@ -181,9 +187,8 @@ TEST_F(StorePg, AQueryOnADbValueIsOneStatementAndReadsAsOfItsBasis) {
   auto a = Open();
   auto b = Open();
   ASSERT_TRUE(a && b);
-  ASSERT_TRUE(a->transact(kSchema).ok());
-  ASSERT_TRUE(a->transact("[{:acct/id 1 :acct/balance 10}]").ok());
-  const char* q = "[:find ?b . :where [?e :acct/id 1] [?e :acct/balance ?b]]";
+  ASSERT_NO_FATAL_FAILURE(SeedAccount(a.get()));
+  const char* q = kBalanceOfOne;
   Db d = a->db();
   auto answer = [&](const Db& db) {
     auto r = db.q(q);
